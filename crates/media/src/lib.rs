@@ -1,0 +1,2 @@
+//! Attune's media layer (work in progress).
+#![deny(missing_docs)]

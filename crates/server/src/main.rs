@@ -1,0 +1,2 @@
+//! The `attune` binary (work in progress).
+fn main() {}
