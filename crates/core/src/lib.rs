@@ -2,6 +2,9 @@
 #![deny(missing_docs)]
 
 pub mod error;
+pub mod lifecycle;
+pub mod merge;
+pub mod window;
 pub mod wire;
 
 pub use error::{ErrorCode, ServiceError};

@@ -18,7 +18,11 @@ fn catalog_holds_every_spec_code_once_and_nothing_else() {
     for code in SPEC_CODES {
         assert!(unique.contains(code), "{code} missing from catalog");
     }
-    assert_eq!(in_catalog.len(), SPEC_CODES.len(), "catalog has codes the spec lacks");
+    assert_eq!(
+        in_catalog.len(),
+        SPEC_CODES.len(),
+        "catalog has codes the spec lacks"
+    );
 }
 
 #[test]
@@ -71,7 +75,11 @@ fn close_codes_follow_the_spec() {
     // one a WebSocket endpoint may send (1000-1014 standard, 4000-4999 private).
     for row in CATALOG {
         if row.is_fatal() {
-            assert!(row.close_code.is_some(), "{} is fatal without a close code", row.code);
+            assert!(
+                row.close_code.is_some(),
+                "{} is fatal without a close code",
+                row.code
+            );
         }
         if let Some(close) = row.close_code {
             assert!(
@@ -125,7 +133,10 @@ fn anchors_are_code_and_slug_of_meaning() {
 
 #[test]
 fn service_error_becomes_the_spec_error_body() {
-    let err = ServiceError::with_message(ErrorCode::Ih4020, "model inter-2-deep is not available; use inter-2 or inter-2-audio");
+    let err = ServiceError::with_message(
+        ErrorCode::Ih4020,
+        "model inter-2-deep is not available; use inter-2 or inter-2-audio",
+    );
     let body = err.to_response("corr-1", "https://docs.example.com");
     let json = serde_json::to_value(&body).unwrap();
     assert_eq!(
@@ -137,5 +148,8 @@ fn service_error_becomes_the_spec_error_body() {
             "message": "model inter-2-deep is not available; use inter-2 or inter-2-audio",
         })
     );
-    assert_eq!(ServiceError::new(ErrorCode::Ih4001).message(), ErrorCode::Ih4001.info().default_message);
+    assert_eq!(
+        ServiceError::new(ErrorCode::Ih4001).message(),
+        ErrorCode::Ih4001.info().default_message
+    );
 }

@@ -117,8 +117,10 @@ pub struct SessionClose {
     pub frame_type: String,
 }
 
-/// The realtime `transcript.updated` frame.
+/// The realtime `transcript.updated` frame. Serde writes and requires the
+/// `"type": "transcript.updated"` member, so a serialized value is a valid frame.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "transcript.updated")]
 pub struct TranscriptUpdated {
     /// The whole transcript so far, in spoken order; replaces the stored one.
     pub transcript: Vec<TranscriptSegment>,
@@ -263,8 +265,7 @@ fn parse_config(value: serde_json::Value, endpoint: Endpoint) -> Result<ClientFr
             let raw: RawStreamConfigV1 = serde_json::from_value(value).map_err(invalid)?;
             if raw.audio_format.is_some() {
                 return Err(FrameError::InvalidConfig(
-                    "`audio_format` is accepted on the inter-2-audio model only (v2 stream)"
-                        .into(),
+                    "`audio_format` is accepted on the inter-2-audio model only (v2 stream)".into(),
                 ));
             }
             Ok(ClientFrame::StreamConfig(StreamConfig {

@@ -31,8 +31,8 @@ pub use frames::{
 };
 pub use resources::{
     AnalysisResult, ClientTokenRequest, ClientTokenResponse, ClientTokenRevokeRequest,
-    ConversationQuality, EngagementSpan, ErrorResponse, Feedback, Signal, TimeRange,
-    TimelineEntry, TranscriptSegment, UploadJobResponse, UploadJobResult, UploadJobWindow,
+    ConversationQuality, EngagementSpan, ErrorResponse, Feedback, Signal, TimeRange, TimelineEntry,
+    TranscriptSegment, UploadJobResponse, UploadJobResult, UploadJobWindow,
 };
 pub use timestamp::Timestamp;
 
