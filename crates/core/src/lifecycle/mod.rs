@@ -7,4 +7,7 @@
 
 pub mod cadence;
 pub mod engagement;
+mod session;
 pub mod signals;
+
+pub use session::{ClosedWindow, SessionLifecycle};
