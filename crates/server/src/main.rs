@@ -1,2 +1,105 @@
-//! The `attune` binary (work in progress).
-fn main() {}
+//! The `attune` command: parses arguments and hands over to the library.
+
+use anyhow::Context;
+use attune_server::config::{Config, ConfigLayer};
+use attune_server::{commands, logging, Scope, SqliteStore};
+use clap::{Parser, Subcommand};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Attune: conversation analysis over HTTP and WebSocket.
+#[derive(Debug, Parser)]
+#[command(name = "attune", version)]
+struct Cli {
+    /// TOML configuration file; `ATTUNE_*` environment variables override it.
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the server (on an empty store, first creates and prints a
+    /// development key).
+    Serve {
+        /// Address to listen on [default: 127.0.0.1:8080].
+        #[arg(long, value_name = "ADDR")]
+        bind: Option<SocketAddr>,
+    },
+    /// Create, list and revoke API keys.
+    Keys {
+        /// The SQLite store [default: ./attune-data/attune.sqlite3].
+        #[arg(long, global = true, value_name = "PATH")]
+        store: Option<PathBuf>,
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum KeysCommand {
+    /// Create a key (and its account if new) and print it, once.
+    Create {
+        /// The account the key belongs to.
+        #[arg(long, value_name = "NAME")]
+        account: String,
+        /// Comma-separated scopes, e.g. service.upload,service.upload.inter-2.
+        #[arg(long, value_name = "SCOPES", value_delimiter = ',', required = true)]
+        scopes: Vec<Scope>,
+    },
+    /// List keys (ids and prefixes, never the keys).
+    List,
+    /// Revoke a key by id.
+    Revoke {
+        /// The key's id, as `keys list` shows it.
+        id: String,
+    },
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // `{:#}` prints the whole cause chain on one line, without the
+            // backtrace `Debug` would add.
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    logging::init()?;
+    let mut overrides = ConfigLayer::default();
+    match &cli.command {
+        Command::Serve { bind } => overrides.bind = *bind,
+        Command::Keys { store, .. } => overrides.store_path = store.clone(),
+    }
+    let config = Config::load(cli.config.as_deref(), std::env::vars_os(), overrides)?;
+
+    let mut stdout = std::io::stdout();
+    match cli.command {
+        Command::Serve { .. } => commands::serve(config, &mut stdout).await?,
+        Command::Keys { command, .. } => {
+            let store = SqliteStore::open(&config.store_path)
+                .await
+                .with_context(|| format!("opening {}", config.store_path.display()))?;
+            match command {
+                KeysCommand::Create { account, scopes } => {
+                    let mut stderr = std::io::stderr();
+                    commands::keys_create(&store, &account, &scopes, &mut stdout, &mut stderr)
+                        .await?;
+                }
+                KeysCommand::List => commands::keys_list(&store, &mut stdout).await?,
+                KeysCommand::Revoke { id } => {
+                    commands::keys_revoke(&store, &id, &mut stdout).await?;
+                }
+            }
+        }
+    }
+    Ok(())
+}

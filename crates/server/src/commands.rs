@@ -1,0 +1,187 @@
+//! What the `attune` subcommands do. `main.rs` parses arguments and calls
+//! these, so tests drive the same code.
+
+use crate::config::Config;
+use crate::keys::Scope;
+use crate::server;
+use crate::store::{AccountLimits, CreatedKey, KeyRecord, KeyStore, SqliteStore, StoreError};
+use std::io::{self, Write};
+use time::format_description::well_known::Rfc3339;
+use tokio::net::TcpListener;
+
+/// The account created for the development key of a new store.
+pub const DEV_ACCOUNT: &str = "dev";
+
+/// A subcommand's failure.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CommandError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The listening address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: std::net::SocketAddr,
+        /// Why.
+        source: io::Error,
+    },
+    /// Writing the command's output failed.
+    #[error("cannot write output: {0}")]
+    Output(#[from] io::Error),
+}
+
+/// `attune serve`: opens the store (creating a development key if it holds
+/// none, printed once to `out`), binds `config.bind` and serves until ctrl-c
+/// or SIGTERM.
+pub async fn serve(config: Config, out: &mut (dyn Write + Send)) -> Result<(), CommandError> {
+    let store = SqliteStore::open(&config.store_path).await?;
+    tracing::info!(path = %store.path().display(), "store opened");
+    if let Some(created) = bootstrap_dev_key(&store).await? {
+        write_dev_key_notice(out, &created, &config.base_url)?;
+    }
+    let listener = TcpListener::bind(config.bind)
+        .await
+        .map_err(|source| CommandError::Bind {
+            addr: config.bind,
+            source,
+        })?;
+    server::run(listener, config, server::shutdown_signal()).await;
+    Ok(())
+}
+
+/// Creates the `dev` account and a key with every scope when the store has
+/// never held a key; answers the new key, or `None` when keys exist (revoking
+/// them all does not bring a development key back).
+pub async fn bootstrap_dev_key(store: &dyn KeyStore) -> Result<Option<CreatedKey>, StoreError> {
+    if store.key_count().await? > 0 {
+        return Ok(None);
+    }
+    let account = store
+        .ensure_account(DEV_ACCOUNT, AccountLimits::default())
+        .await?;
+    let created = store.create_key(account.id, &Scope::ALL).await?;
+    tracing::info!(key_id = %created.record.id, account = DEV_ACCOUNT, "development key created");
+    Ok(Some(created))
+}
+
+/// Prints a new development key once, with how to use it.
+pub fn write_dev_key_notice(
+    out: &mut dyn Write,
+    created: &CreatedKey,
+    base_url: &str,
+) -> io::Result<()> {
+    let key = created.key.expose();
+    writeln!(
+        out,
+        "Created a development API key for the account `{DEV_ACCOUNT}` with every scope.\n\
+         It is shown only this once; only its hash is stored.\n\n    {key}\n\n\
+         Send it on every request as a bearer token, for example:\n\n    \
+         curl -H \"Authorization: Bearer {key}\" \\\n         \
+         -F model=inter-2 -F file=@conversation.mp4 {base_url}/v2/upload/analyze\n\n\
+         Manage keys with `attune keys create|list|revoke` (id {}).",
+        created.record.id
+    )
+}
+
+/// `attune keys create`: creates the account if needed and a key with
+/// `scopes`; prints the key alone on `out` (so scripts can capture it) and
+/// what it is on `notes`.
+pub async fn keys_create(
+    store: &dyn KeyStore,
+    account: &str,
+    scopes: &[Scope],
+    out: &mut dyn Write,
+    notes: &mut dyn Write,
+) -> Result<CreatedKey, CommandError> {
+    let account = store
+        .ensure_account(account, AccountLimits::default())
+        .await?;
+    let created = store.create_key(account.id, scopes).await?;
+    writeln!(out, "{}", created.key.expose())?;
+    writeln!(
+        notes,
+        "Created key {} for the account `{}` with scopes {}. The key above is shown only \
+         this once; send it as `Authorization: Bearer <API key>`.",
+        created.record.id,
+        account.name,
+        scope_list(&created.record.scopes)
+    )?;
+    Ok(created)
+}
+
+/// `attune keys list`: one line per key with its id, prefix, account, status,
+/// creation time and scopes. Keys themselves are never stored, so never shown.
+pub async fn keys_list(store: &dyn KeyStore, out: &mut dyn Write) -> Result<(), CommandError> {
+    let keys = store.list_keys().await?;
+    if keys.is_empty() {
+        writeln!(out, "No API keys.")?;
+        return Ok(());
+    }
+    write_key_table(out, &keys)?;
+    Ok(())
+}
+
+/// `attune keys revoke`: revokes the key with id `key_id`.
+pub async fn keys_revoke(
+    store: &dyn KeyStore,
+    key_id: &str,
+    out: &mut dyn Write,
+) -> Result<KeyRecord, CommandError> {
+    let record = store.revoke_key(key_id).await?;
+    writeln!(
+        out,
+        "Revoked key {} ({}…) of the account `{}`.",
+        record.id, record.display_prefix, record.account_name
+    )?;
+    Ok(record)
+}
+
+fn scope_list(scopes: &[Scope]) -> String {
+    if scopes.is_empty() {
+        return "(none)".to_owned();
+    }
+    scopes
+        .iter()
+        .map(|scope| scope.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn write_key_table(out: &mut dyn Write, keys: &[KeyRecord]) -> io::Result<()> {
+    let rows: Vec<[String; 6]> = keys
+        .iter()
+        .map(|key| {
+            [
+                key.id.clone(),
+                format!("{}…", key.display_prefix),
+                key.account_name.clone(),
+                key.status.as_str().to_owned(),
+                key.created_at
+                    .format(&Rfc3339)
+                    .unwrap_or_else(|_| key.created_at.unix_timestamp().to_string()),
+                scope_list(&key.scopes),
+            ]
+        })
+        .collect();
+    let header = ["ID", "PREFIX", "ACCOUNT", "STATUS", "CREATED", "SCOPES"].map(String::from);
+    let mut widths = [0usize; 6];
+    for row in std::iter::once(&header).chain(&rows) {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    for row in std::iter::once(&header).chain(&rows) {
+        let mut line = String::new();
+        for (i, (cell, width)) in row.iter().zip(widths).enumerate() {
+            if i + 1 == row.len() {
+                line.push_str(cell);
+            } else {
+                line.push_str(&format!("{cell:<width$}  "));
+            }
+        }
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,446 @@
+//! Server configuration: defaults, then an optional TOML file, then `ATTUNE_*`
+//! environment variables, then command-line flags, each layer overriding the
+//! one before.
+//!
+//! | TOML key / variable suffix | default |
+//! |---|---|
+//! | `bind` / `ATTUNE_BIND` | `127.0.0.1:8080` |
+//! | `base_url` / `ATTUNE_BASE_URL` | `http://{bind}` |
+//! | `ws_base_url` / `ATTUNE_WS_BASE_URL` | `base_url` with `http` -> `ws`, `https` -> `wss` |
+//! | `docs_url` / `ATTUNE_DOCS_URL` | `{base_url}/docs` |
+//! | `store_path` / `ATTUNE_STORE_PATH` | `./attune-data/attune.sqlite3` |
+//! | `max_connections` / `ATTUNE_MAX_CONNECTIONS` | `1024` |
+//! | `workers` / `ATTUNE_WORKERS` | the number of CPUs |
+//! | `max_media_duration_seconds` / `ATTUNE_MAX_MEDIA_DURATION_SECONDS` | `1800` |
+//! | `max_upload_bytes` / `ATTUNE_MAX_UPLOAD_BYTES` | `33554432` |
+//! | `shutdown_grace_seconds` / `ATTUNE_SHUTDOWN_GRACE_SECONDS` | `30` |
+//!
+//! Other `ATTUNE_*` variables (such as `ATTUNE_LOG`) are not configuration
+//! keys and are ignored here; an unknown key in the file is an error, so a
+//! typo does not silently leave a default in place.
+
+use serde::Deserialize;
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The resolved configuration of one server process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Address `attune serve` listens on.
+    pub bind: SocketAddr,
+    /// Public HTTP base address, `{base_url}` in the interface, without a
+    /// trailing slash.
+    pub base_url: String,
+    /// Public WebSocket base address, `{ws_base_url}` in the interface.
+    pub ws_base_url: String,
+    /// Error documentation address: error links are
+    /// `{docs_url}/api-reference/error-handling#<anchor>`.
+    pub docs_url: String,
+    /// The SQLite store file.
+    pub store_path: PathBuf,
+    /// Connections served at once; further clients wait to be accepted.
+    pub max_connections: usize,
+    /// Analysis workers.
+    pub workers: usize,
+    /// Longest media accepted for analysis (`ih4004` beyond).
+    pub max_media_duration: Duration,
+    /// Largest upload accepted (`ih4003` beyond).
+    pub max_upload_bytes: u64,
+    /// How long shutdown waits for in-flight requests before dropping them.
+    pub shutdown_grace: Duration,
+}
+
+/// A configuration error, naming the file or variable at fault.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read the configuration file {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML of the expected shape.
+    #[error("invalid configuration file {}: {source}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: Box<toml::de::Error>,
+    },
+    /// An environment variable has an unusable value.
+    #[error("invalid value for {name}: {reason}")]
+    Env {
+        /// The variable.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+    /// The combined settings are unusable.
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+}
+
+/// One layer of settings (defaults, file, environment or flags): every field
+/// optional, later layers overriding earlier ones.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigLayer {
+    /// See [`Config::bind`].
+    pub bind: Option<SocketAddr>,
+    /// See [`Config::base_url`].
+    pub base_url: Option<String>,
+    /// See [`Config::ws_base_url`].
+    pub ws_base_url: Option<String>,
+    /// See [`Config::docs_url`].
+    pub docs_url: Option<String>,
+    /// See [`Config::store_path`].
+    pub store_path: Option<PathBuf>,
+    /// See [`Config::max_connections`].
+    pub max_connections: Option<usize>,
+    /// See [`Config::workers`].
+    pub workers: Option<usize>,
+    /// See [`Config::max_media_duration`], in seconds.
+    pub max_media_duration_seconds: Option<u64>,
+    /// See [`Config::max_upload_bytes`].
+    pub max_upload_bytes: Option<u64>,
+    /// See [`Config::shutdown_grace`], in seconds.
+    pub shutdown_grace_seconds: Option<u64>,
+}
+
+/// Default listening address.
+pub const DEFAULT_BIND: &str = "127.0.0.1:8080";
+/// Default store file.
+pub const DEFAULT_STORE_PATH: &str = "./attune-data/attune.sqlite3";
+/// Default connection limit.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// Default maximum media duration: the interface's 30 minutes.
+pub const DEFAULT_MAX_MEDIA_DURATION_SECONDS: u64 = 1800;
+/// Default maximum upload size: the interface's 32 MB.
+pub const DEFAULT_MAX_UPLOAD_BYTES: u64 = 33_554_432;
+/// Default shutdown grace period.
+pub const DEFAULT_SHUTDOWN_GRACE_SECONDS: u64 = 30;
+
+const ENV_PREFIX: &str = "ATTUNE_";
+
+impl ConfigLayer {
+    /// Parses the TOML text of a configuration file.
+    pub fn from_toml(text: &str) -> Result<ConfigLayer, toml::de::Error> {
+        toml::from_str(text)
+    }
+
+    /// Reads and parses a configuration file.
+    pub fn from_file(path: &Path) -> Result<ConfigLayer, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        ConfigLayer::from_toml(&text).map_err(|source| ConfigError::Parse {
+            path: path.to_owned(),
+            source: Box::new(source),
+        })
+    }
+
+    /// The settings among `vars` (name, value pairs): `ATTUNE_` followed by a
+    /// key in upper case. Taking the pairs as an argument keeps tests away
+    /// from the process environment, which is shared between threads.
+    pub fn from_env(
+        vars: impl IntoIterator<Item = (OsString, OsString)>,
+    ) -> Result<ConfigLayer, ConfigError> {
+        let mut layer = ConfigLayer::default();
+        for (name, value) in vars {
+            let Some(key) = name.to_str().and_then(|n| n.strip_prefix(ENV_PREFIX)) else {
+                continue;
+            };
+            let name = format!("{ENV_PREFIX}{key}");
+            let Some(value) = value.to_str() else {
+                return Err(ConfigError::Env {
+                    name,
+                    reason: "not valid UTF-8".into(),
+                });
+            };
+            let value = value.trim();
+            match key {
+                "BIND" => layer.bind = Some(parse(&name, value)?),
+                "BASE_URL" => layer.base_url = Some(value.to_owned()),
+                "WS_BASE_URL" => layer.ws_base_url = Some(value.to_owned()),
+                "DOCS_URL" => layer.docs_url = Some(value.to_owned()),
+                "STORE_PATH" => layer.store_path = Some(PathBuf::from(value)),
+                "MAX_CONNECTIONS" => layer.max_connections = Some(parse(&name, value)?),
+                "WORKERS" => layer.workers = Some(parse(&name, value)?),
+                "MAX_MEDIA_DURATION_SECONDS" => {
+                    layer.max_media_duration_seconds = Some(parse(&name, value)?)
+                }
+                "MAX_UPLOAD_BYTES" => layer.max_upload_bytes = Some(parse(&name, value)?),
+                "SHUTDOWN_GRACE_SECONDS" => {
+                    layer.shutdown_grace_seconds = Some(parse(&name, value)?)
+                }
+                _ => {}
+            }
+        }
+        Ok(layer)
+    }
+
+    /// This layer with every setting of `over` put on top.
+    pub fn overlay(self, over: ConfigLayer) -> ConfigLayer {
+        ConfigLayer {
+            bind: over.bind.or(self.bind),
+            base_url: over.base_url.or(self.base_url),
+            ws_base_url: over.ws_base_url.or(self.ws_base_url),
+            docs_url: over.docs_url.or(self.docs_url),
+            store_path: over.store_path.or(self.store_path),
+            max_connections: over.max_connections.or(self.max_connections),
+            workers: over.workers.or(self.workers),
+            max_media_duration_seconds: over
+                .max_media_duration_seconds
+                .or(self.max_media_duration_seconds),
+            max_upload_bytes: over.max_upload_bytes.or(self.max_upload_bytes),
+            shutdown_grace_seconds: over.shutdown_grace_seconds.or(self.shutdown_grace_seconds),
+        }
+    }
+}
+
+fn parse<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, ConfigError>
+where
+    T::Err: std::fmt::Display,
+{
+    value.parse().map_err(|e: T::Err| ConfigError::Env {
+        name: name.to_owned(),
+        reason: format!("`{value}`: {e}"),
+    })
+}
+
+fn check_url(key: &str, url: &str, schemes: &[&str]) -> Result<String, ConfigError> {
+    let url = url.trim().trim_end_matches('/');
+    let has_host = schemes.iter().any(|scheme| {
+        url.strip_prefix(scheme)
+            .and_then(|rest| rest.strip_prefix("://"))
+            .is_some_and(|rest| !rest.is_empty())
+    });
+    if has_host {
+        Ok(url.to_owned())
+    } else {
+        Err(ConfigError::Invalid(format!(
+            "{key} `{url}` must be an absolute {} URL",
+            schemes.join(" or ")
+        )))
+    }
+}
+
+fn at_least_one<T: PartialOrd + From<u8>>(key: &str, value: T) -> Result<T, ConfigError> {
+    if value >= T::from(1) {
+        Ok(value)
+    } else {
+        Err(ConfigError::Invalid(format!("{key} must be at least 1")))
+    }
+}
+
+impl Config {
+    /// Resolves the layers: defaults for what no layer sets, then derived
+    /// URLs, then checks.
+    pub fn from_layer(layer: ConfigLayer) -> Result<Config, ConfigError> {
+        let bind = match layer.bind {
+            Some(bind) => bind,
+            None => DEFAULT_BIND.parse().expect("the default address parses"),
+        };
+        let base_url = check_url(
+            "base_url",
+            &layer.base_url.unwrap_or_else(|| format!("http://{bind}")),
+            &["http", "https"],
+        )?;
+        let derived_ws = match base_url.strip_prefix("https") {
+            Some(rest) => format!("wss{rest}"),
+            None => format!("ws{}", base_url.trim_start_matches("http")),
+        };
+        let ws_base_url = check_url(
+            "ws_base_url",
+            &layer.ws_base_url.unwrap_or(derived_ws),
+            &["ws", "wss"],
+        )?;
+        let docs_url = check_url(
+            "docs_url",
+            &layer.docs_url.unwrap_or_else(|| format!("{base_url}/docs")),
+            &["http", "https"],
+        )?;
+        let workers = match layer.workers {
+            Some(workers) => workers,
+            None => std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
+        };
+        Ok(Config {
+            bind,
+            base_url,
+            ws_base_url,
+            docs_url,
+            store_path: layer
+                .store_path
+                .unwrap_or_else(|| PathBuf::from(DEFAULT_STORE_PATH)),
+            max_connections: at_least_one(
+                "max_connections",
+                layer.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS),
+            )?,
+            workers: at_least_one("workers", workers)?,
+            max_media_duration: Duration::from_secs(at_least_one(
+                "max_media_duration_seconds",
+                layer
+                    .max_media_duration_seconds
+                    .unwrap_or(DEFAULT_MAX_MEDIA_DURATION_SECONDS),
+            )?),
+            max_upload_bytes: at_least_one(
+                "max_upload_bytes",
+                layer.max_upload_bytes.unwrap_or(DEFAULT_MAX_UPLOAD_BYTES),
+            )?,
+            shutdown_grace: Duration::from_secs(
+                layer
+                    .shutdown_grace_seconds
+                    .unwrap_or(DEFAULT_SHUTDOWN_GRACE_SECONDS),
+            ),
+        })
+    }
+
+    /// Loads the configuration: defaults, then `file` if given, then the
+    /// `ATTUNE_*` variables among `env`, then `overrides` (command-line flags).
+    pub fn load(
+        file: Option<&Path>,
+        env: impl IntoIterator<Item = (OsString, OsString)>,
+        overrides: ConfigLayer,
+    ) -> Result<Config, ConfigError> {
+        let from_file = match file {
+            Some(path) => ConfigLayer::from_file(path)?,
+            None => ConfigLayer::default(),
+        };
+        let layer = from_file
+            .overlay(ConfigLayer::from_env(env)?)
+            .overlay(overrides);
+        Config::from_layer(layer)
+    }
+}
+
+impl Default for Config {
+    /// Every documented default.
+    fn default() -> Self {
+        Config::from_layer(ConfigLayer::default()).expect("the defaults are valid")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_are_the_documented_ones() {
+        let config = Config::default();
+        assert_eq!(config.bind, "127.0.0.1:8080".parse().unwrap());
+        assert_eq!(config.base_url, "http://127.0.0.1:8080");
+        assert_eq!(config.ws_base_url, "ws://127.0.0.1:8080");
+        assert_eq!(config.docs_url, "http://127.0.0.1:8080/docs");
+        assert_eq!(
+            config.store_path,
+            PathBuf::from("./attune-data/attune.sqlite3")
+        );
+        assert_eq!(config.max_connections, 1024);
+        assert!(config.workers >= 1);
+        assert_eq!(config.max_media_duration, Duration::from_secs(1800));
+        assert_eq!(config.max_upload_bytes, 33_554_432);
+        assert_eq!(config.shutdown_grace, Duration::from_secs(30));
+    }
+
+    #[test]
+    fn env_overrides_file_and_flags_override_env() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("attune.toml");
+        std::fs::write(
+            &file,
+            r#"
+            bind = "0.0.0.0:9000"
+            docs_url = "https://docs.example.com/"
+            workers = 3
+            max_upload_bytes = 1000
+            store_path = "/var/lib/attune/file.sqlite3"
+            "#,
+        )
+        .unwrap();
+        let config = Config::load(
+            Some(&file),
+            env(&[
+                ("ATTUNE_WORKERS", "5"),
+                ("ATTUNE_STORE_PATH", "/tmp/env.sqlite3"),
+                ("ATTUNE_LOG", "debug"),
+                ("OTHER_WORKERS", "9"),
+            ]),
+            ConfigLayer {
+                store_path: Some("/tmp/flag.sqlite3".into()),
+                ..ConfigLayer::default()
+            },
+        )
+        .unwrap();
+        // File only.
+        assert_eq!(config.bind, "0.0.0.0:9000".parse().unwrap());
+        assert_eq!(config.docs_url, "https://docs.example.com");
+        assert_eq!(config.max_upload_bytes, 1000);
+        // Env over file.
+        assert_eq!(config.workers, 5);
+        // Flag over env over file.
+        assert_eq!(config.store_path, PathBuf::from("/tmp/flag.sqlite3"));
+        // Untouched defaults, and URLs derived from the bind address.
+        assert_eq!(config.shutdown_grace, Duration::from_secs(30));
+        assert_eq!(config.base_url, "http://0.0.0.0:9000");
+    }
+
+    #[test]
+    fn websocket_url_follows_the_https_base_url() {
+        let config = Config::load(
+            None,
+            env(&[("ATTUNE_BASE_URL", "https://api.example.com/")]),
+            ConfigLayer::default(),
+        )
+        .unwrap();
+        assert_eq!(config.base_url, "https://api.example.com");
+        assert_eq!(config.ws_base_url, "wss://api.example.com");
+        assert_eq!(config.docs_url, "https://api.example.com/docs");
+    }
+
+    #[test]
+    fn bad_values_name_their_source() {
+        let error = Config::load(
+            None,
+            env(&[("ATTUNE_MAX_CONNECTIONS", "lots")]),
+            ConfigLayer::default(),
+        )
+        .unwrap_err();
+        assert!(
+            error.to_string().contains("ATTUNE_MAX_CONNECTIONS"),
+            "{error}"
+        );
+
+        let error = ConfigLayer::from_toml("max_conections = 3").unwrap_err();
+        assert!(error.to_string().contains("max_conections"), "{error}");
+
+        let error = Config::load(
+            None,
+            env(&[("ATTUNE_WORKERS", "0")]),
+            ConfigLayer::default(),
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("workers"), "{error}");
+
+        let error = Config::load(
+            None,
+            env(&[("ATTUNE_DOCS_URL", "docs.example.com")]),
+            ConfigLayer::default(),
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("docs_url"), "{error}");
+    }
+}

@@ -1,0 +1,213 @@
+//! API keys and scopes: minting keys, hashing them for storage, and the scope
+//! vocabulary of the interface.
+
+use crate::ids::{hex, random_bytes};
+use sha2::{Digest, Sha256};
+use std::fmt;
+use std::str::FromStr;
+
+/// What a credential may do. The spellings are the interface's, exactly.
+///
+/// A scope applies across endpoint versions. On v2 routes the per-model scope
+/// is needed in addition to the route's scope; neither implies the other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Scope {
+    /// `service.upload`: both upload routes and job reads.
+    Upload,
+    /// `service.upload.inter-2`: the `inter-2` model on v2 upload.
+    UploadInter2,
+    /// `service.upload.inter-2-audio`: the `inter-2-audio` model on v2 upload.
+    UploadInter2Audio,
+    /// `service.stream`: both stream routes.
+    Stream,
+    /// `service.stream.inter-2`: the `inter-2` model on v2 stream.
+    StreamInter2,
+    /// `service.stream.inter-2-audio`: the `inter-2-audio` model on v2 stream.
+    StreamInter2Audio,
+}
+
+impl Scope {
+    /// Every scope, in a stable order.
+    pub const ALL: [Scope; 6] = [
+        Scope::Upload,
+        Scope::UploadInter2,
+        Scope::UploadInter2Audio,
+        Scope::Stream,
+        Scope::StreamInter2,
+        Scope::StreamInter2Audio,
+    ];
+
+    /// The wire spelling, e.g. `service.upload.inter-2`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Scope::Upload => "service.upload",
+            Scope::UploadInter2 => "service.upload.inter-2",
+            Scope::UploadInter2Audio => "service.upload.inter-2-audio",
+            Scope::Stream => "service.stream",
+            Scope::StreamInter2 => "service.stream.inter-2",
+            Scope::StreamInter2Audio => "service.stream.inter-2-audio",
+        }
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A scope name that is not one of the interface's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown scope `{0}`; the scopes are service.upload, service.upload.inter-2, \
+     service.upload.inter-2-audio, service.stream, service.stream.inter-2, \
+     service.stream.inter-2-audio"
+)]
+pub struct UnknownScope(pub String);
+
+impl FromStr for Scope {
+    type Err = UnknownScope;
+
+    fn from_str(text: &str) -> Result<Scope, UnknownScope> {
+        Scope::ALL
+            .into_iter()
+            .find(|scope| scope.as_str() == text)
+            .ok_or_else(|| UnknownScope(text.to_owned()))
+    }
+}
+
+/// What every API key starts with, so a leaked key is recognisable to secret
+/// scanners and to a person, and so client tokens can use another prefix.
+pub const KEY_PREFIX: &str = "atk_";
+
+/// Random bytes in a key: 256 bits, beyond any guessing.
+const KEY_BYTES: usize = 32;
+
+/// How much of a key `keys list` shows to tell keys apart: the prefix and 8
+/// hex digits (32 of the 256 bits, leaving 224 unknown).
+const DISPLAY_PREFIX_LEN: usize = KEY_PREFIX.len() + 8;
+
+/// A freshly minted API key: the only moment the secret exists in the clear.
+///
+/// `Debug` does not print the secret, so a key inside a logged struct stays
+/// out of the logs; [`ApiKey::expose`] is the one way to read it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// A new random key: `atk_` and 64 lowercase hex digits.
+    pub fn generate() -> ApiKey {
+        ApiKey(format!("{KEY_PREFIX}{}", hex(&random_bytes::<KEY_BYTES>())))
+    }
+
+    /// The secret, to show once to whoever created the key.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// The hash the store keeps instead of the key.
+    pub fn hash(&self) -> KeyHash {
+        KeyHash::of(&self.0)
+    }
+
+    /// The leading characters shown by `keys list` to tell keys apart.
+    pub fn display_prefix(&self) -> &str {
+        &self.0[..DISPLAY_PREFIX_LEN]
+    }
+
+    /// Whether `text` has the shape of an API key. Checking the shape first
+    /// spares the store a lookup for credentials that cannot be keys.
+    pub fn is_well_formed(text: &str) -> bool {
+        text.strip_prefix(KEY_PREFIX).is_some_and(|digits| {
+            digits.len() == KEY_BYTES * 2
+                && digits
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        })
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ApiKey({}…)", self.display_prefix())
+    }
+}
+
+/// SHA-256 of an API key, the only form in which the store keeps it.
+///
+/// A fast, unsalted hash is right here because keys are 256 random bits: no
+/// hash speed makes searching that space feasible, and salts and slow hashes
+/// (argon2, bcrypt) exist to protect low-entropy passwords. A deterministic
+/// hash also lets the store find a presented key with one indexed lookup, so
+/// no secret-dependent comparison runs on the key itself.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KeyHash([u8; 32]);
+
+impl KeyHash {
+    /// The hash of a presented credential.
+    pub fn of(credential: &str) -> KeyHash {
+        KeyHash(Sha256::digest(credential.as_bytes()).into())
+    }
+
+    /// The hash from its stored bytes.
+    pub fn from_bytes(bytes: [u8; 32]) -> KeyHash {
+        KeyHash(bytes)
+    }
+
+    /// The digest bytes.
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+}
+
+impl fmt::Debug for KeyHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "KeyHash({})", hex(&self.0[..4]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_round_trip_through_their_spelling() {
+        for scope in Scope::ALL {
+            assert_eq!(scope.as_str().parse::<Scope>(), Ok(scope));
+        }
+        assert_eq!(
+            "service.upload.inter-2-deep".parse::<Scope>(),
+            Err(UnknownScope("service.upload.inter-2-deep".into()))
+        );
+    }
+
+    #[test]
+    fn generated_keys_are_well_formed_distinct_and_hidden_from_debug() {
+        let a = ApiKey::generate();
+        let b = ApiKey::generate();
+        assert!(ApiKey::is_well_formed(a.expose()));
+        assert_ne!(a, b);
+        assert_ne!(a.hash(), b.hash());
+        assert!(!format!("{a:?}").contains(a.expose()));
+        assert!(a.expose().starts_with(a.display_prefix()));
+    }
+
+    #[test]
+    fn malformed_credentials_are_recognised() {
+        assert!(!ApiKey::is_well_formed(""));
+        assert!(!ApiKey::is_well_formed("atk_"));
+        assert!(!ApiKey::is_well_formed(&format!("atk_{}", "A".repeat(64))));
+        assert!(!ApiKey::is_well_formed(&format!("xyz_{}", "a".repeat(64))));
+        assert!(!ApiKey::is_well_formed(&format!("atk_{}", "a".repeat(63))));
+    }
+
+    #[test]
+    fn the_hash_is_sha256_of_the_key_text() {
+        // SHA-256("abc"), FIPS 180-2 appendix B.1.
+        assert_eq!(
+            hex(KeyHash::of("abc").as_bytes()),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}

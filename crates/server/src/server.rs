@@ -1,0 +1,281 @@
+//! The TCP listener: accepts connections up to a limit, serves each on its
+//! own task with hyper, and shuts down gracefully.
+//!
+//! Shutdown, once its future resolves: the listening socket is closed so new
+//! clients are refused; every connection is told to finish the request it is
+//! serving and close (idle keep-alive connections close at once); then the
+//! server waits up to the configured grace period and drops whatever is still
+//! running.
+
+use crate::config::Config;
+use crate::routes::App;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{oneshot, watch, Semaphore};
+use tokio::task::{JoinHandle, JoinSet};
+
+/// How long a client may take to send a request's headers; a slow-loris
+/// client otherwise holds a connection permit forever.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Longest pause between failed accepts; a full file-descriptor table frees
+/// up as connections close, so accepting is retried rather than given up.
+const MAX_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
+
+/// The accept loop's state.
+struct Listener {
+    /// The bound socket. Dropping it at shutdown is what refuses new clients.
+    listener: TcpListener,
+    /// One permit per open connection, taken before accepting, so a flood of
+    /// clients waits in the kernel's backlog instead of exhausting file
+    /// descriptors and memory.
+    limit_connections: Arc<Semaphore>,
+    /// Flipped to `true` at shutdown; every connection task watches it to
+    /// finish its in-flight request and close.
+    notify_shutdown: watch::Sender<bool>,
+    /// The connection tasks, so shutdown can wait for them and abort the ones
+    /// still running when the grace period is over.
+    connections: JoinSet<()>,
+    /// HTTP/1.1 settings shared by every connection.
+    http: http1::Builder,
+    /// The request handler.
+    app: Arc<App>,
+}
+
+/// Serves HTTP on `listener` until `shutdown` resolves, then shuts down
+/// gracefully within `config.shutdown_grace`.
+///
+/// HTTP/1.1 only: WebSocket streams need its `Upgrade`, clients do not speak
+/// cleartext HTTP/2, and TLS (where HTTP/2 would be negotiated) is left to a
+/// proxy in front.
+pub async fn run(listener: TcpListener, config: Config, shutdown: impl Future) {
+    let mut http = http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .keep_alive(true);
+    let (notify_shutdown, _) = watch::channel(false);
+    let mut server = Listener {
+        listener,
+        limit_connections: Arc::new(Semaphore::new(config.max_connections)),
+        notify_shutdown,
+        connections: JoinSet::new(),
+        http,
+        app: Arc::new(App::new(config.docs_url.clone())),
+    };
+    if let Ok(addr) = server.listener.local_addr() {
+        tracing::info!(%addr, base_url = %config.base_url, "listening");
+    }
+
+    tokio::select! {
+        () = server.accept_loop() => {}
+        _ = shutdown => tracing::info!("shutting down: no longer accepting connections"),
+    }
+
+    let Listener {
+        listener,
+        notify_shutdown,
+        mut connections,
+        ..
+    } = server;
+    drop(listener);
+    notify_shutdown.send_replace(true);
+    let drained = tokio::time::timeout(config.shutdown_grace, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    match drained {
+        Ok(()) => tracing::info!("shutdown complete"),
+        Err(_) => {
+            tracing::warn!(
+                remaining = connections.len(),
+                grace_seconds = config.shutdown_grace.as_secs_f64(),
+                "grace period over: dropping unfinished requests"
+            );
+            connections.shutdown().await;
+        }
+    }
+}
+
+impl Listener {
+    /// Accepts connections until the task is dropped.
+    async fn accept_loop(&mut self) {
+        loop {
+            // Never closed, so acquiring cannot fail.
+            let permit = Arc::clone(&self.limit_connections)
+                .acquire_owned()
+                .await
+                .expect("the connection semaphore is never closed");
+            let socket = self.accept().await;
+            self.reap_finished();
+
+            let http = self.http.clone();
+            let app = Arc::clone(&self.app);
+            let shutdown = self.notify_shutdown.subscribe();
+            self.connections.spawn(async move {
+                serve_connection(socket, http, app, shutdown).await;
+                drop(permit);
+            });
+        }
+    }
+
+    /// The next connection, retrying failed accepts with a growing pause.
+    async fn accept(&mut self) -> TcpStream {
+        let mut backoff = Duration::from_millis(10);
+        loop {
+            match self.listener.accept().await {
+                Ok((socket, _)) => {
+                    // Responses are small and written whole; waiting to
+                    // coalesce them (Nagle) only adds latency.
+                    if let Err(error) = socket.set_nodelay(true) {
+                        tracing::debug!(%error, "cannot disable Nagle's algorithm");
+                    }
+                    return socket;
+                }
+                Err(error) => {
+                    tracing::error!(%error, "accepting a connection failed");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(MAX_ACCEPT_BACKOFF);
+                }
+            }
+        }
+    }
+
+    /// Drops finished connection tasks so the set does not grow with every
+    /// connection ever served.
+    fn reap_finished(&mut self) {
+        while let Some(finished) = self.connections.try_join_next() {
+            if let Err(error) = finished {
+                tracing::error!(%error, "a connection task failed");
+            }
+        }
+    }
+}
+
+/// Serves one connection until the client closes it or shutdown is signalled,
+/// in which case the request in flight is finished first.
+async fn serve_connection(
+    socket: TcpStream,
+    http: http1::Builder,
+    app: Arc<App>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let service = service_fn(move |request| {
+        let app = Arc::clone(&app);
+        async move { Ok::<_, Infallible>(app.handle(request).await) }
+    });
+    // `with_upgrades` keeps the socket usable after a `101 Switching
+    // Protocols`, which the WebSocket routes rely on.
+    let connection = http
+        .serve_connection(TokioIo::new(socket), service)
+        .with_upgrades();
+    tokio::pin!(connection);
+    let result = tokio::select! {
+        result = connection.as_mut() => result,
+        () = stop_requested(&mut shutdown) => {
+            connection.as_mut().graceful_shutdown();
+            connection.await
+        }
+    };
+    if let Err(error) = result {
+        // Clients hanging up mid-request are routine, not server faults.
+        tracing::debug!(%error, "connection ended with an error");
+    }
+}
+
+/// Resolves once shutdown is signalled (or its sender is gone).
+async fn stop_requested(shutdown: &mut watch::Receiver<bool>) {
+    // The guard `wait_for` answers is not `Send`; drop it here.
+    let _ = shutdown.wait_for(|stop| *stop).await;
+}
+
+/// A server running on its own task, as started by [`spawn`].
+#[derive(Debug)]
+pub struct ServerHandle {
+    local_addr: SocketAddr,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: JoinHandle<()>,
+}
+
+/// Binds `config.bind` (port 0 picks a free port) and runs the server on a
+/// new task until [`ServerHandle::shutdown`] is called or the handle dropped.
+pub async fn spawn(config: Config) -> io::Result<ServerHandle> {
+    let listener = TcpListener::bind(config.bind).await?;
+    let local_addr = listener.local_addr()?;
+    let (shutdown, stop) = oneshot::channel::<()>();
+    let task = tokio::spawn(run(listener, config, async move {
+        // A dropped handle resolves this too, so an abandoned server stops.
+        let _ = stop.await;
+    }));
+    Ok(ServerHandle {
+        local_addr,
+        shutdown: Some(shutdown),
+        task,
+    })
+}
+
+impl ServerHandle {
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Starts a graceful shutdown without waiting for it.
+    pub fn begin_shutdown(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+    }
+
+    /// Waits for the server to stop, re-raising a panic of its task.
+    pub async fn stopped(self) {
+        if let Err(error) = self.task.await {
+            if error.is_panic() {
+                std::panic::resume_unwind(error.into_panic());
+            }
+        }
+    }
+
+    /// Shuts down gracefully and waits until the server has stopped.
+    pub async fn shutdown(mut self) {
+        self.begin_shutdown();
+        self.stopped().await;
+    }
+}
+
+/// Resolves on ctrl-c or, on Unix, SIGTERM: what `attune serve` passes to
+/// [`run`] as its shutdown future.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            tracing::error!(%error, "cannot listen for ctrl-c");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut stream) => {
+                stream.recv().await;
+            }
+            Err(error) => {
+                tracing::error!(%error, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => tracing::info!("ctrl-c received"),
+        () = terminate => tracing::info!("SIGTERM received"),
+    }
+}

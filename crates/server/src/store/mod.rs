@@ -1,0 +1,178 @@
+//! Accounts and API keys behind the [`KeyStore`] trait, so the embedded SQLite
+//! store and a PostgreSQL store for multi-instance deployments are
+//! interchangeable.
+
+mod sqlite;
+
+pub use sqlite::SqliteStore;
+
+use crate::keys::{ApiKey, KeyHash, Scope};
+use std::error::Error as StdError;
+use std::future::Future;
+use std::pin::Pin;
+use time::OffsetDateTime;
+
+/// What a store method returns: a boxed future, so `KeyStore` can be used as
+/// `dyn KeyStore` and implemented by stores whose I/O is asynchronous.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
+/// A store failure.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// No key has this id.
+    #[error("no API key has the id `{0}`")]
+    UnknownKey(String),
+    /// No account has this id.
+    #[error("no account has the id {0}")]
+    UnknownAccount(i64),
+    /// An account name that the store will not accept.
+    #[error("invalid account name `{0}`: use 1 to 64 letters, digits, `.`, `_` or `-`")]
+    InvalidAccountName(String),
+    /// The store cannot be reached or failed; requests that need it answer
+    /// `ih1003` and may be retried.
+    #[error("the store is unavailable: {0}")]
+    Unavailable(#[source] Box<dyn StdError + Send + Sync>),
+    /// The store holds data this build cannot read (a newer schema, or a value
+    /// outside what this build writes).
+    #[error("the store holds data this build cannot read: {0}")]
+    Incompatible(String),
+}
+
+/// Per-account limits. They are stored with the account; enforcement comes
+/// with the routes that consume them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AccountLimits {
+    /// Requests accepted per minute (`ih3001` beyond).
+    pub requests_per_minute: u32,
+    /// Requests in progress at once (`ih3002` beyond).
+    pub concurrent_requests: u32,
+    /// Seconds of media the account may analyze in total (`ih3003` beyond).
+    pub analysis_quota_seconds: u64,
+    /// Seconds of media the account may analyze per UTC day (`ih3004` beyond).
+    pub daily_quota_seconds: u64,
+}
+
+impl Default for AccountLimits {
+    /// The interface leaves the numbers open; these suit a development or
+    /// single-team deployment: 600 requests a minute, 8 at once, 1000 hours of
+    /// media in total and 24 hours a day.
+    fn default() -> Self {
+        AccountLimits {
+            requests_per_minute: 600,
+            concurrent_requests: 8,
+            analysis_quota_seconds: 1000 * 3600,
+            daily_quota_seconds: 24 * 3600,
+        }
+    }
+}
+
+/// An account: who keys belong to and whose limits apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Account {
+    /// Store-assigned id.
+    pub id: i64,
+    /// Unique name, as given to `attune keys create --account`.
+    pub name: String,
+    /// Whether the subscription is active (`ih3005` when not).
+    pub subscription_active: bool,
+    /// The account's limits.
+    pub limits: AccountLimits,
+}
+
+impl Account {
+    /// Whether `name` is acceptable as an account name: 1 to 64 ASCII letters,
+    /// digits, `.`, `_` or `-`, so names are safe in logs and tables.
+    pub fn is_valid_name(name: &str) -> bool {
+        (1..=64).contains(&name.len())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+    }
+}
+
+/// Whether a key may still authenticate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KeyStatus {
+    /// The key authenticates.
+    Active,
+    /// The key was revoked and answers `ih2001`, like an unknown key.
+    Revoked,
+}
+
+impl KeyStatus {
+    /// The stored and displayed spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyStatus::Active => "active",
+            KeyStatus::Revoked => "revoked",
+        }
+    }
+}
+
+/// What the store knows about a key: everything but the key itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRecord {
+    /// Public identifier, e.g. `key_1f2e3d4c5b6a7988`, used to revoke the key.
+    pub id: String,
+    /// The owning account's id.
+    pub account_id: i64,
+    /// The owning account's name.
+    pub account_name: String,
+    /// The key's first characters, to tell keys apart in listings.
+    pub display_prefix: String,
+    /// Granted scopes, sorted.
+    pub scopes: Vec<Scope>,
+    /// Whether the key authenticates.
+    pub status: KeyStatus,
+    /// When the key was created (UTC, whole seconds).
+    pub created_at: OffsetDateTime,
+    /// When the key was revoked, if it was.
+    pub revoked_at: Option<OffsetDateTime>,
+}
+
+/// A key just created: its record and the secret, which is never stored and
+/// must be shown to the user now or lost.
+#[derive(Debug)]
+pub struct CreatedKey {
+    /// The stored record.
+    pub record: KeyRecord,
+    /// The secret key.
+    pub key: ApiKey,
+}
+
+/// Accounts and API keys.
+///
+/// Methods return boxed futures so the trait is object-safe; a blocking
+/// backend must run its I/O off the async worker threads.
+pub trait KeyStore: Send + Sync {
+    /// The account named `name`, created with `limits` if it does not exist
+    /// (an existing account keeps its stored limits).
+    fn ensure_account<'a>(
+        &'a self,
+        name: &'a str,
+        limits: AccountLimits,
+    ) -> StoreFuture<'a, Account>;
+
+    /// Mints and stores a new active key for an account. Scopes are stored
+    /// sorted and without repeats.
+    fn create_key<'a>(
+        &'a self,
+        account_id: i64,
+        scopes: &'a [Scope],
+    ) -> StoreFuture<'a, CreatedKey>;
+
+    /// Every key, oldest first.
+    fn list_keys(&self) -> StoreFuture<'_, Vec<KeyRecord>>;
+
+    /// Revokes a key and answers its record. Revoking a revoked key changes
+    /// nothing and succeeds.
+    fn revoke_key<'a>(&'a self, key_id: &'a str) -> StoreFuture<'a, KeyRecord>;
+
+    /// The key whose hash is `hash`, whatever its status.
+    fn find_key(&self, hash: KeyHash) -> StoreFuture<'_, Option<KeyRecord>>;
+
+    /// How many keys were ever created, revoked ones included.
+    fn key_count(&self) -> StoreFuture<'_, u64>;
+}

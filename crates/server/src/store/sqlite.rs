@@ -1,0 +1,505 @@
+//! The embedded store: one SQLite file, schema migrated on open, every call
+//! run on tokio's blocking pool.
+
+use super::{
+    Account, AccountLimits, CreatedKey, KeyRecord, KeyStatus, KeyStore, StoreError, StoreFuture,
+};
+use crate::ids::{hex, random_bytes};
+use crate::keys::{ApiKey, KeyHash, Scope};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+use time::OffsetDateTime;
+
+/// Schema steps in order; `PRAGMA user_version` records how many were applied,
+/// so opening a store applies only the ones it lacks. Never edit a step that
+/// has shipped: append a new one.
+const MIGRATIONS: &[&str] = &[
+    // 1: accounts and API keys.
+    "CREATE TABLE accounts (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        subscription_active INTEGER NOT NULL,
+        requests_per_minute INTEGER NOT NULL,
+        concurrent_requests INTEGER NOT NULL,
+        analysis_quota_seconds INTEGER NOT NULL,
+        daily_quota_seconds INTEGER NOT NULL,
+        created_at INTEGER NOT NULL
+    ) STRICT;
+    CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        account_id INTEGER NOT NULL REFERENCES accounts(id),
+        display_prefix TEXT NOT NULL,
+        key_hash BLOB NOT NULL UNIQUE,
+        scopes TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('active', 'revoked')),
+        created_at INTEGER NOT NULL,
+        revoked_at INTEGER
+    ) STRICT;",
+];
+
+/// How long a writer waits for another process (say `attune keys create`
+/// beside a running server) to release the database before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+const KEY_COLUMNS: &str = "k.id, k.account_id, a.name, k.display_prefix, k.scopes, k.status, \
+     k.created_at, k.revoked_at FROM api_keys k JOIN accounts a ON a.id = k.account_id";
+
+/// The embedded SQLite store.
+///
+/// One connection behind a mutex: SQLite serialises writers anyway, and the
+/// calls are short. Cloning shares the connection.
+#[derive(Clone)]
+pub struct SqliteStore {
+    /// The connection, locked by whichever blocking task is using it.
+    conn: Arc<Mutex<Connection>>,
+    /// Where the file is, for messages.
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating it and its directory if needed) the store at `path` and
+    /// brings its schema up to date.
+    pub async fn open(path: impl Into<PathBuf>) -> Result<SqliteStore, StoreError> {
+        let path = path.into();
+        let opened = path.clone();
+        let conn = tokio::task::spawn_blocking(move || open_connection(&opened))
+            .await
+            .map_err(|e| StoreError::Unavailable(Box::new(e)))??;
+        Ok(SqliteStore {
+            conn: Arc::new(Mutex::new(conn)),
+            path,
+        })
+    }
+
+    /// The file this store lives in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `f` with the connection on the blocking pool, so SQLite's
+    /// synchronous I/O never stalls an async worker thread.
+    async fn call<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let conn = Arc::clone(&self.conn);
+        tokio::task::spawn_blocking(move || {
+            // A panic mid-call leaves no half-done write behind (an open
+            // transaction rolls back when dropped), so a poisoned lock is safe
+            // to keep using.
+            let mut conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
+            f(&mut conn)
+        })
+        .await
+        .map_err(|e| StoreError::Unavailable(Box::new(e)))?
+    }
+}
+
+fn unavailable(context: String, error: impl std::fmt::Display) -> StoreError {
+    StoreError::Unavailable(format!("{context}: {error}").into())
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(error: rusqlite::Error) -> Self {
+        StoreError::Unavailable(Box::new(error))
+    }
+}
+
+fn open_connection(path: &Path) -> Result<Connection, StoreError> {
+    if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| unavailable(format!("cannot create {}", dir.display()), e))?;
+    }
+    let mut conn = Connection::open(path)
+        .map_err(|e| unavailable(format!("cannot open {}", path.display()), e))?;
+    configure(&mut conn)?;
+    Ok(conn)
+}
+
+fn configure(conn: &mut Connection) -> Result<(), StoreError> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    // WAL lets a reader (the server) and a writer (`attune keys`) work at once.
+    conn.pragma_update_and_check(None, "journal_mode", "WAL", |_| Ok(()))?;
+    conn.pragma_update(None, "foreign_keys", true)?;
+    migrate(conn)
+}
+
+fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    // IMMEDIATE takes the write lock up front, so two processes opening a new
+    // store at once cannot both run the same step.
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let applied: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    let applied = usize::try_from(applied).unwrap_or(usize::MAX);
+    if applied > MIGRATIONS.len() {
+        return Err(StoreError::Incompatible(format!(
+            "schema version {applied} is newer than this build's {}",
+            MIGRATIONS.len()
+        )));
+    }
+    for step in &MIGRATIONS[applied..] {
+        tx.execute_batch(step)?;
+    }
+    tx.pragma_update(None, "user_version", MIGRATIONS.len() as i64)?;
+    tx.commit()?;
+    Ok(())
+}
+
+fn now_seconds() -> i64 {
+    OffsetDateTime::now_utc().unix_timestamp()
+}
+
+fn datetime(seconds: i64) -> Result<OffsetDateTime, StoreError> {
+    OffsetDateTime::from_unix_timestamp(seconds)
+        .map_err(|_| StoreError::Incompatible(format!("timestamp {seconds} out of range")))
+}
+
+fn to_sql_int(value: u64) -> i64 {
+    // Limits come from this build's own types; anything above i64::MAX is
+    // "unlimited" in every practical sense.
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+fn from_sql_int<T: TryFrom<i64>>(value: i64, column: &str) -> Result<T, StoreError> {
+    T::try_from(value)
+        .map_err(|_| StoreError::Incompatible(format!("{column} holds {value}, out of range")))
+}
+
+/// Scopes as stored: the wire spellings separated by spaces, as in an OAuth
+/// `scope` string.
+fn join_scopes(scopes: &[Scope]) -> String {
+    scopes
+        .iter()
+        .map(|scope| scope.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn split_scopes(text: &str) -> Result<Vec<Scope>, StoreError> {
+    text.split_whitespace()
+        .map(|name| {
+            name.parse()
+                .map_err(|_| StoreError::Incompatible(format!("unknown stored scope `{name}`")))
+        })
+        .collect()
+}
+
+/// A key row as read, before its text columns are checked.
+struct KeyRow {
+    id: String,
+    account_id: i64,
+    account_name: String,
+    display_prefix: String,
+    scopes: String,
+    status: String,
+    created_at: i64,
+    revoked_at: Option<i64>,
+}
+
+impl KeyRow {
+    fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<KeyRow> {
+        Ok(KeyRow {
+            id: row.get(0)?,
+            account_id: row.get(1)?,
+            account_name: row.get(2)?,
+            display_prefix: row.get(3)?,
+            scopes: row.get(4)?,
+            status: row.get(5)?,
+            created_at: row.get(6)?,
+            revoked_at: row.get(7)?,
+        })
+    }
+
+    fn into_record(self) -> Result<KeyRecord, StoreError> {
+        let status = match self.status.as_str() {
+            "active" => KeyStatus::Active,
+            "revoked" => KeyStatus::Revoked,
+            other => {
+                return Err(StoreError::Incompatible(format!(
+                    "unknown key status `{other}`"
+                )))
+            }
+        };
+        Ok(KeyRecord {
+            id: self.id,
+            account_id: self.account_id,
+            account_name: self.account_name,
+            display_prefix: self.display_prefix,
+            scopes: split_scopes(&self.scopes)?,
+            status,
+            created_at: datetime(self.created_at)?,
+            revoked_at: self.revoked_at.map(datetime).transpose()?,
+        })
+    }
+}
+
+fn key_by_id(conn: &Connection, key_id: &str) -> Result<Option<KeyRecord>, StoreError> {
+    conn.query_row(
+        &format!("SELECT {KEY_COLUMNS} WHERE k.id = ?1"),
+        [key_id],
+        KeyRow::read,
+    )
+    .optional()?
+    .map(KeyRow::into_record)
+    .transpose()
+}
+
+fn account_by_name(conn: &Connection, name: &str) -> Result<Option<Account>, StoreError> {
+    let row = conn
+        .query_row(
+            "SELECT id, subscription_active, requests_per_minute, concurrent_requests, \
+             analysis_quota_seconds, daily_quota_seconds FROM accounts WHERE name = ?1",
+            [name],
+            |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, bool>(1)?,
+                    row.get::<_, i64>(2)?,
+                    row.get::<_, i64>(3)?,
+                    row.get::<_, i64>(4)?,
+                    row.get::<_, i64>(5)?,
+                ))
+            },
+        )
+        .optional()?;
+    let Some((id, active, rpm, concurrent, quota, daily)) = row else {
+        return Ok(None);
+    };
+    Ok(Some(Account {
+        id,
+        name: name.to_owned(),
+        subscription_active: active,
+        limits: AccountLimits {
+            requests_per_minute: from_sql_int(rpm, "requests_per_minute")?,
+            concurrent_requests: from_sql_int(concurrent, "concurrent_requests")?,
+            analysis_quota_seconds: from_sql_int(quota, "analysis_quota_seconds")?,
+            daily_quota_seconds: from_sql_int(daily, "daily_quota_seconds")?,
+        },
+    }))
+}
+
+impl KeyStore for SqliteStore {
+    fn ensure_account<'a>(
+        &'a self,
+        name: &'a str,
+        limits: AccountLimits,
+    ) -> StoreFuture<'a, Account> {
+        let name = name.to_owned();
+        Box::pin(self.call(move |conn| {
+            if !Account::is_valid_name(&name) {
+                return Err(StoreError::InvalidAccountName(name));
+            }
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute(
+                "INSERT INTO accounts (name, subscription_active, requests_per_minute, \
+                 concurrent_requests, analysis_quota_seconds, daily_quota_seconds, created_at) \
+                 VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (name) DO NOTHING",
+                params![
+                    name,
+                    i64::from(limits.requests_per_minute),
+                    i64::from(limits.concurrent_requests),
+                    to_sql_int(limits.analysis_quota_seconds),
+                    to_sql_int(limits.daily_quota_seconds),
+                    now_seconds(),
+                ],
+            )?;
+            let account = account_by_name(&tx, &name)?.ok_or_else(|| {
+                StoreError::Incompatible(format!("account `{name}` vanished after insert"))
+            })?;
+            tx.commit()?;
+            Ok(account)
+        }))
+    }
+
+    fn create_key<'a>(
+        &'a self,
+        account_id: i64,
+        scopes: &'a [Scope],
+    ) -> StoreFuture<'a, CreatedKey> {
+        let mut scopes = scopes.to_vec();
+        scopes.sort();
+        scopes.dedup();
+        Box::pin(self.call(move |conn| {
+            let key = ApiKey::generate();
+            let key_id = format!("key_{}", hex(&random_bytes::<8>()));
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let exists: bool = tx.query_row(
+                "SELECT EXISTS (SELECT 1 FROM accounts WHERE id = ?1)",
+                [account_id],
+                |row| row.get(0),
+            )?;
+            if !exists {
+                return Err(StoreError::UnknownAccount(account_id));
+            }
+            tx.execute(
+                "INSERT INTO api_keys (id, account_id, display_prefix, key_hash, scopes, status, \
+                 created_at) VALUES (?1, ?2, ?3, ?4, ?5, 'active', ?6)",
+                params![
+                    key_id,
+                    account_id,
+                    key.display_prefix(),
+                    key.hash().as_bytes(),
+                    join_scopes(&scopes),
+                    now_seconds(),
+                ],
+            )?;
+            let record = key_by_id(&tx, &key_id)?.ok_or_else(|| {
+                StoreError::Incompatible(format!("key `{key_id}` vanished after insert"))
+            })?;
+            tx.commit()?;
+            Ok(CreatedKey { record, key })
+        }))
+    }
+
+    fn list_keys(&self) -> StoreFuture<'_, Vec<KeyRecord>> {
+        Box::pin(self.call(|conn| {
+            let mut statement = conn.prepare(&format!(
+                "SELECT {KEY_COLUMNS} ORDER BY k.created_at, k.rowid"
+            ))?;
+            let rows = statement
+                .query_map([], KeyRow::read)?
+                .collect::<Result<Vec<_>, _>>()?;
+            rows.into_iter().map(KeyRow::into_record).collect()
+        }))
+    }
+
+    fn revoke_key<'a>(&'a self, key_id: &'a str) -> StoreFuture<'a, KeyRecord> {
+        let key_id = key_id.to_owned();
+        Box::pin(self.call(move |conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute(
+                "UPDATE api_keys SET status = 'revoked', revoked_at = ?2 \
+                 WHERE id = ?1 AND status <> 'revoked'",
+                params![key_id, now_seconds()],
+            )?;
+            let record = key_by_id(&tx, &key_id)?.ok_or(StoreError::UnknownKey(key_id))?;
+            tx.commit()?;
+            Ok(record)
+        }))
+    }
+
+    fn find_key(&self, hash: KeyHash) -> StoreFuture<'_, Option<KeyRecord>> {
+        Box::pin(self.call(move |conn| {
+            conn.query_row(
+                &format!("SELECT {KEY_COLUMNS} WHERE k.key_hash = ?1"),
+                [hash.as_bytes()],
+                KeyRow::read,
+            )
+            .optional()?
+            .map(KeyRow::into_record)
+            .transpose()
+        }))
+    }
+
+    fn key_count(&self) -> StoreFuture<'_, u64> {
+        Box::pin(self.call(|conn| {
+            let count: i64 =
+                conn.query_row("SELECT COUNT(*) FROM api_keys", [], |row| row.get(0))?;
+            from_sql_int(count, "key count")
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn reopening_keeps_data_and_does_not_rerun_migrations() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nested/dir/attune.sqlite3");
+        let store = SqliteStore::open(&path).await.unwrap();
+        let limits = AccountLimits {
+            requests_per_minute: 7,
+            concurrent_requests: 2,
+            analysis_quota_seconds: 100,
+            daily_quota_seconds: 50,
+        };
+        let account = store.ensure_account("acme", limits).await.unwrap();
+        assert_eq!(account.limits, limits);
+        assert!(account.subscription_active);
+        drop(store);
+
+        let store = SqliteStore::open(&path).await.unwrap();
+        // An existing account keeps its stored limits.
+        let again = store
+            .ensure_account("acme", AccountLimits::default())
+            .await
+            .unwrap();
+        assert_eq!(again, account);
+    }
+
+    #[tokio::test]
+    async fn a_store_from_a_newer_build_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("attune.sqlite3");
+        drop(SqliteStore::open(&path).await.unwrap());
+        Connection::open(&path)
+            .unwrap()
+            .pragma_update(None, "user_version", 99)
+            .unwrap();
+        let error = SqliteStore::open(&path).await.unwrap_err();
+        assert!(matches!(error, StoreError::Incompatible(_)), "{error}");
+    }
+
+    #[tokio::test]
+    async fn keys_are_stored_as_hashes_with_sorted_scopes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("attune.sqlite3");
+        let store = SqliteStore::open(&path).await.unwrap();
+        let account = store
+            .ensure_account("acme", AccountLimits::default())
+            .await
+            .unwrap();
+        let created = store
+            .create_key(account.id, &[Scope::Stream, Scope::Upload, Scope::Stream])
+            .await
+            .unwrap();
+        assert_eq!(created.record.scopes, vec![Scope::Upload, Scope::Stream]);
+        assert_eq!(created.record.account_name, "acme");
+
+        let found = store.find_key(created.key.hash()).await.unwrap();
+        assert_eq!(found, Some(created.record.clone()));
+
+        // Nothing in the file spells the key out.
+        drop(store);
+        let bytes = std::fs::read(&path).unwrap();
+        let wal = std::fs::read(path.with_extension("sqlite3-wal")).unwrap_or_default();
+        let secret = created.key.expose().as_bytes();
+        for content in [&bytes, &wal] {
+            assert!(!content.windows(secret.len()).any(|w| w == secret));
+        }
+    }
+
+    #[tokio::test]
+    async fn invalid_account_names_and_unknown_accounts_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path().join("s.sqlite3"))
+            .await
+            .unwrap();
+        for name in ["", "has space", "x".repeat(65).as_str()] {
+            assert!(matches!(
+                store.ensure_account(name, AccountLimits::default()).await,
+                Err(StoreError::InvalidAccountName(_))
+            ));
+        }
+        assert!(matches!(
+            store.create_key(42, &[Scope::Upload]).await,
+            Err(StoreError::UnknownAccount(42))
+        ));
+        assert!(matches!(
+            store.revoke_key("key_0000000000000000").await,
+            Err(StoreError::UnknownKey(_))
+        ));
+    }
+}

@@ -1,0 +1,109 @@
+//! Routing, headers and error bodies.
+
+use crate::common::{client, correlation_id, error_body, start, url, DOCS_URL};
+use attune_core::ErrorCode;
+use std::collections::HashSet;
+
+#[tokio::test]
+async fn every_response_carries_its_own_correlation_id_and_never_the_client_request_id() {
+    let server = start().await;
+    let client = client();
+    let requests = [
+        client.get(url(&server, "/healthz")),
+        client.get(url(&server, "/healthz")),
+        client.get(url(&server, "/no/such/route")),
+        client.delete(url(&server, "/healthz")),
+        client.post(url(&server, "/auth")),
+    ];
+    let mut seen = HashSet::new();
+    for request in requests {
+        let response = request
+            .header("X-Client-Request-Id", "client-req-4711")
+            .header("X-Service-SDK", "not a semver at all")
+            .send()
+            .await
+            .unwrap();
+        assert!(seen.insert(correlation_id(&response)), "ids repeat");
+        for (name, value) in response.headers() {
+            assert_ne!(name.as_str(), "x-client-request-id");
+            assert!(!value
+                .as_bytes()
+                .windows(15)
+                .any(|w| w == b"client-req-4711"));
+        }
+        let body = response.text().await.unwrap();
+        assert!(!body.contains("client-req-4711"), "{body}");
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn healthz_answers_ok_whatever_the_sdk_header_says() {
+    let server = start().await;
+    let response = client()
+        .get(url(&server, "/healthz"))
+        .header("X-Service-SDK", "??? not-an-sdk/-1.x")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    let body: serde_json::Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+    assert_eq!(body, serde_json::json!({"status": "ok"}));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn unknown_paths_answer_404_and_wrong_methods_405_with_allow() {
+    let server = start().await;
+    let response = client()
+        .get(url(&server, "/v9/nothing?api_key=query-secret"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 404);
+    let body = error_body(response).await;
+    assert_eq!(body.error_id, ErrorCode::Ih4005);
+    let message = body.message.unwrap();
+    assert!(message.contains("/v9/nothing"), "{message}");
+    assert!(!message.contains("query-secret"), "{message}");
+
+    let response = client().put(url(&server, "/healthz")).send().await.unwrap();
+    assert_eq!(response.status(), 405);
+    assert_eq!(response.headers()["allow"], "GET, HEAD");
+    assert_eq!(error_body(response).await.error_id, ErrorCode::Ih4005);
+
+    let response = client().get(url(&server, "/auth")).send().await.unwrap();
+    assert_eq!(response.status(), 405);
+    assert_eq!(response.headers()["allow"], "POST");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn legacy_auth_points_to_api_keys() {
+    let server = start().await;
+    let response = client()
+        .post(url(&server, "/auth"))
+        .header("content-type", "application/json")
+        .body(r#"{"key_id":"kid","key_secret":"legacy-secret"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 401);
+    assert_eq!(response.headers()["www-authenticate"], "Bearer");
+    let body = error_body(response).await;
+    assert_eq!(body.error_id, ErrorCode::Ih2001);
+    assert_eq!(
+        body.link.as_deref(),
+        Some(
+            format!("{DOCS_URL}/api-reference/error-handling#ih2001-invalid-credentials").as_str()
+        )
+    );
+    let message = body.message.unwrap();
+    assert!(
+        message.contains("Authorization: Bearer <API key>"),
+        "{message}"
+    );
+    assert!(message.contains("key_id/key_secret"), "{message}");
+    server.shutdown().await;
+}
