@@ -58,9 +58,11 @@
 //! - [`window`]: how media is cut into analysis windows.
 #![deny(missing_docs)]
 
+pub mod access;
 pub mod error;
 pub mod lifecycle;
 pub mod merge;
+pub mod session;
 pub mod upload;
 pub mod window;
 pub mod wire;

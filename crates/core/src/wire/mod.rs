@@ -27,6 +27,7 @@ pub use events::{
 };
 pub use frames::{
     AudioEncoding, AudioFormat, ClientFrame, Endpoint, FrameError, RealtimeConfig, SessionClose,
+    MAX_INSTRUCTIONS_CHARS,
     StreamConfig, TranscriptUpdated,
 };
 pub use resources::{

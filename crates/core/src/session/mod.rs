@@ -1,0 +1,694 @@
+//! The sans-I/O engine of one stream or realtime session: every protocol rule
+//! of the interface's "Stream and realtime session" table, decided without a
+//! socket.
+//!
+//! The server feeds it what happens (a text frame, a binary frame, the media
+//! pipeline's results, the passing of time) with the current session time in
+//! seconds, and carries out the [`Action`]s it returns: send an event, hand
+//! media to the session's pipeline, close the socket. The engine never
+//! blocks and never reads a clock, so every rule is a unit test, time-driven
+//! ones included ([`StreamSession::next_deadline`] says when to call
+//! [`StreamSession::on_tick`]).
+//!
+//! Phases, each moved only by the table's rows:
+//!
+//! ```text
+//! open --session.close--> closing --drained or max_drain_seconds--> closed
+//!   \----------------- fatal error / limit / shutdown ---------------/
+//! ```
+//!
+//! Choices where the interface is silent (also in the README's interface notes):
+//! - Idle time counts from the last inbound frame of any kind; it does not
+//!   apply while draining (the drain deadline is shorter).
+//! - A zero-byte binary frame answers a non-fatal `ih6007` for its segment; an
+//!   oversized one a non-fatal `ih6002`. Both are counted as segments, so
+//!   `segment` always names the caller's n-th binary frame (zero-based).
+//! - A config frame is applied atomically: when any part is refused
+//!   (a model the credential lacks, a model change after media, `audio_format`
+//!   on another model), nothing of it applies and no `session.updated` follows.
+//! - `audio_format` is accepted before the first binary frame only, and stays
+//!   in force for the session once accepted.
+//! - Fatal conditions send the `error` envelope and close with the catalog's
+//!   close code; only a graceful close sends the final `signal.ended` events
+//!   and `session.ended`. A server shutdown (`ih6005`) also ends open signals
+//!   first, since the session ends on the server's initiative.
+
+mod setup;
+
+pub use setup::{SessionLimits, SessionSetup};
+
+use crate::error::{ErrorCode, ServiceError};
+use crate::lifecycle::signals::UpdatePolicy;
+use crate::lifecycle::{ClosedWindow, SessionLifecycle};
+use crate::wire::{
+    AnalysisGroup, AudioFormat, ClientFrame, CoverageDegraded, CoverageDropped, CoverageReason,
+    Endpoint, ErrorEvent, EventData, IncludeFlag, Model, RealtimeConfig, RecommendationFrequency,
+    Seconds, SessionClosing, SessionReady, SessionUpdated, StreamConfig, SupportedConfigOptions,
+    TextOption, TimeRange, TranscriptSegment,
+};
+
+/// What the server must do, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Send this event (wrapped in an envelope with a timestamp and the
+    /// connection's correlation id).
+    Send(EventData),
+    /// Hand this binary frame to the session's media pipeline.
+    Media {
+        /// Zero-based index of the caller's binary frame.
+        segment: u64,
+        /// The frame.
+        bytes: Vec<u8>,
+    },
+    /// From now on binary frames are raw PCM in this format.
+    SetAudioFormat(AudioFormat),
+    /// The stream has ended: the pipeline analyzes what it holds and calls
+    /// [`StreamSession::on_drained`] when done.
+    FinishMedia,
+    /// Close the socket with this code; nothing follows.
+    Close {
+        /// WebSocket close code.
+        code: u16,
+        /// Close reason (short, safe to show).
+        reason: String,
+    },
+}
+
+/// The phase of a session.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Phase {
+    /// Accepting media and config.
+    Open,
+    /// `session.close` accepted: draining until `deadline` (session seconds).
+    Closing {
+        /// When unfinished work is abandoned.
+        deadline: Seconds,
+    },
+    /// Closed; no further action.
+    Closed,
+}
+
+/// The realtime-only state: config and the latest transcript.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RealtimeState {
+    /// The active realtime config.
+    pub config: RealtimeConfig,
+    /// The most recent transcript.
+    pub transcript: Vec<TranscriptSegment>,
+    /// Whether a transcript arrived since the last recommendation.
+    pub transcript_since_recommendation: bool,
+}
+
+/// One stream or realtime session.
+#[derive(Debug, Clone)]
+pub struct StreamSession {
+    setup: SessionSetup,
+    phase: Phase,
+    model: Model,
+    include: Vec<IncludeFlag>,
+    audio_format: Option<AudioFormat>,
+    realtime: RealtimeState,
+    lifecycle: SessionLifecycle,
+    /// Session seconds of the last inbound frame (idle timer).
+    last_inbound: Seconds,
+    /// Binary frames received so far (the next segment index).
+    segments: u64,
+    /// Cumulative binary bytes received (token `max_bytes`).
+    bytes: u64,
+    /// Whether a binary frame was accepted (locks the model).
+    media_started: bool,
+    /// When binary data began arriving without decodable media since
+    /// (the `ih6010` hold timer); `None` while the stream advances.
+    undecoded_since: Option<Seconds>,
+    /// Whether `ih6009` was already sent.
+    told_closing: bool,
+    /// Scheduled shutdown: when, and which warnings are still due.
+    shutdown: Option<Shutdown>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Shutdown {
+    at: Seconds,
+    final_warning_sent: bool,
+}
+
+/// Seconds before a shutdown at which the second `ih6006` warning goes out.
+pub const FINAL_SHUTDOWN_WARNING_SECONDS: Seconds = 30.0;
+
+impl StreamSession {
+    /// Opens a session whose handshake was accepted at session time `now`
+    /// (normally 0) and returns it with its first action, `session.ready`.
+    pub fn open(setup: SessionSetup, now: Seconds) -> (StreamSession, Vec<Action>) {
+        let policy = match setup.endpoint {
+            Endpoint::StreamV1 => UpdatePolicy::V1Stream,
+            Endpoint::StreamV2 => UpdatePolicy::V2Stream,
+            Endpoint::Realtime => UpdatePolicy::Realtime,
+        };
+        let lifecycle = SessionLifecycle::new(policy, setup.limits.quality_period_seconds, &[]);
+        let session = StreamSession {
+            model: setup.model,
+            phase: Phase::Open,
+            include: Vec::new(),
+            audio_format: None,
+            realtime: RealtimeState::default(),
+            lifecycle,
+            last_inbound: now,
+            segments: 0,
+            bytes: 0,
+            media_started: false,
+            undecoded_since: None,
+            told_closing: false,
+            shutdown: None,
+            setup,
+        };
+        let ready = Action::Send(EventData::SessionReady(session.ready_data()));
+        (session, vec![ready])
+    }
+
+    /// The current phase.
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// The current model.
+    pub fn model(&self) -> Model {
+        self.model
+    }
+
+    /// The active include flags.
+    pub fn include(&self) -> &[IncludeFlag] {
+        &self.include
+    }
+
+    /// The accepted raw-audio format, if any.
+    pub fn audio_format(&self) -> Option<AudioFormat> {
+        self.audio_format
+    }
+
+    /// Realtime config and transcript (meaningful on realtime only).
+    pub fn realtime(&self) -> &RealtimeState {
+        &self.realtime
+    }
+
+    /// Marks that a recommendation was generated (realtime pacing).
+    pub fn recommendation_sent(&mut self) {
+        self.realtime.transcript_since_recommendation = false;
+    }
+
+    /// Cumulative binary bytes received.
+    pub fn bytes_received(&self) -> u64 {
+        self.bytes
+    }
+
+    fn ready_data(&self) -> SessionReady {
+        let limits = &self.setup.limits;
+        let realtime = self.setup.endpoint == Endpoint::Realtime;
+        SessionReady {
+            session_idle_timeout_seconds: limits.idle_timeout_seconds,
+            session_max_duration_seconds: limits.max_duration_seconds,
+            max_segment_duration_seconds: None,
+            min_segment_size_bytes: limits.min_segment_size_bytes,
+            max_segment_size_bytes: limits.max_segment_size_bytes,
+            supported_session_config_options: SupportedConfigOptions {
+                include: if realtime {
+                    Vec::new()
+                } else {
+                    vec![
+                        IncludeFlag::ConversationQualityOverall,
+                        IncludeFlag::ConversationQualityTimeline,
+                    ]
+                },
+                model: (self.setup.endpoint == Endpoint::StreamV2)
+                    .then(|| self.setup.selectable_models.clone()),
+                realtime_recommendation_instructions: realtime.then(|| TextOption {
+                    value_type: "string".into(),
+                    max_length: crate::wire::MAX_INSTRUCTIONS_CHARS as u32,
+                }),
+                realtime_recommendation_frequency: realtime
+                    .then(|| RecommendationFrequency::ALL.to_vec()),
+                analysis_groups: realtime.then(|| AnalysisGroup::ALL.to_vec()),
+            },
+        }
+    }
+
+    // ------------------------------------------------------------ inbound
+
+    /// A text frame arrived.
+    pub fn on_text(&mut self, now: Seconds, text: &str) -> Vec<Action> {
+        if self.phase == Phase::Closed {
+            return Vec::new();
+        }
+        self.last_inbound = now;
+        let endpoint = self.setup.endpoint;
+        let draining = matches!(self.phase, Phase::Closing { .. });
+        match ClientFrame::parse(text, endpoint) {
+            Err(problem) => {
+                let error = ServiceError::with_message(problem.code(), problem.to_string());
+                if problem.is_fatal(endpoint, draining) {
+                    self.fail(error)
+                } else {
+                    vec![self.error_action(&error, None)]
+                }
+            }
+            Ok(ClientFrame::SessionClose) => self.begin_close(now),
+            Ok(ClientFrame::StreamConfig(config)) => self.apply_stream_config(config),
+            Ok(ClientFrame::RealtimeConfig(config)) => {
+                self.realtime.config = config;
+                let c = &self.realtime.config;
+                vec![Action::Send(EventData::SessionUpdated(
+                    SessionUpdated::Realtime {
+                        realtime_recommendation_instructions: c
+                            .realtime_recommendation_instructions
+                            .clone(),
+                        realtime_recommendation_frequency: c.realtime_recommendation_frequency,
+                        analysis_groups: c.analysis_groups.clone(),
+                    },
+                ))]
+            }
+            Ok(ClientFrame::TranscriptUpdated(update)) => {
+                self.realtime.transcript = update.transcript;
+                self.realtime.transcript_since_recommendation = true;
+                Vec::new()
+            }
+        }
+    }
+
+    fn apply_stream_config(&mut self, config: StreamConfig) -> Vec<Action> {
+        let mut model = self.model;
+        if let Some(requested) = config.model {
+            if requested != self.model {
+                let refusal = if requested.is_reserved() {
+                    Some(ServiceError::with_message(
+                        ErrorCode::Ih4005,
+                        format!("model {requested} is not available on this route"),
+                    ))
+                } else if self.media_started {
+                    Some(ServiceError::with_message(
+                        ErrorCode::Ih4005,
+                        "the model can change only before the first media chunk",
+                    ))
+                } else if !self.setup.selectable_models.contains(&requested) {
+                    Some(ServiceError::with_message(
+                        ErrorCode::Ih2003,
+                        format!(
+                            "the credential lacks the scope for model {requested}; the session continues on {}",
+                            self.model
+                        ),
+                    ))
+                } else {
+                    None
+                };
+                if let Some(error) = refusal {
+                    return vec![self.error_action(&error, None)];
+                }
+                model = requested;
+            }
+        }
+        let mut actions = Vec::new();
+        if let Some(format) = config.audio_format {
+            let refusal = if model != Model::Inter2Audio {
+                Some("audio_format is accepted on the inter-2-audio model only")
+            } else if self.media_started && self.audio_format != Some(format) {
+                Some("audio_format can be declared only before the first binary frame")
+            } else {
+                None
+            };
+            if let Some(message) = refusal {
+                let error = ServiceError::with_message(ErrorCode::Ih6001, message);
+                // Refused config is fatal on v1 outside a drain, as any invalid
+                // config frame; v1 cannot reach here (its parser rejects the field).
+                return vec![self.error_action(&error, None)];
+            }
+            if self.audio_format != Some(format) {
+                self.audio_format = Some(format);
+                actions.push(Action::SetAudioFormat(format));
+            }
+        }
+        self.model = model;
+        self.include = config.include;
+        self.lifecycle.set_include(&self.include);
+        actions.push(Action::Send(EventData::SessionUpdated(
+            SessionUpdated::Stream {
+                include: self.include.clone(),
+                model: (self.setup.endpoint == Endpoint::StreamV2).then_some(self.model),
+            },
+        )));
+        actions
+    }
+
+    /// A binary frame arrived.
+    pub fn on_binary(&mut self, now: Seconds, bytes: Vec<u8>) -> Vec<Action> {
+        if self.phase == Phase::Closed {
+            return Vec::new();
+        }
+        self.last_inbound = now;
+        let segment = self.segments;
+        self.segments += 1;
+        self.bytes = self.bytes.saturating_add(bytes.len() as u64);
+        if let Some(cap) = self.setup.limits.max_bytes {
+            if self.bytes > cap {
+                return self.fail(ServiceError::with_message(
+                    ErrorCode::Ih6008,
+                    format!(
+                        "the session sent {} bytes; the token allows {cap}",
+                        self.bytes
+                    ),
+                ));
+            }
+        }
+        if let Phase::Closing { .. } = self.phase {
+            if self.told_closing {
+                return Vec::new();
+            }
+            self.told_closing = true;
+            let error = ServiceError::new(ErrorCode::Ih6009);
+            return vec![self.error_action(&error, Some(segment))];
+        }
+        let size = bytes.len() as u64;
+        if size == 0 || size < self.setup.limits.min_segment_size_bytes {
+            let error = ServiceError::with_message(
+                ErrorCode::Ih6007,
+                format!("binary frame {segment} is empty"),
+            );
+            return vec![self.error_action(&error, Some(segment))];
+        }
+        if size > self.setup.limits.max_segment_size_bytes {
+            let error = ServiceError::with_message(
+                ErrorCode::Ih6002,
+                format!(
+                    "binary frame {segment} has {size} bytes; the limit is {}",
+                    self.setup.limits.max_segment_size_bytes
+                ),
+            );
+            return vec![self.error_action(&error, Some(segment))];
+        }
+        self.media_started = true;
+        if self.undecoded_since.is_none() {
+            self.undecoded_since = Some(now);
+        }
+        vec![Action::Media { segment, bytes }]
+    }
+
+    // ------------------------------------------------------- from the pipeline
+
+    /// The pipeline decoded media up to `media_end` (session seconds): the
+    /// stream advances, which resets the `ih6010` hold timer.
+    pub fn on_media_progress(&mut self, _now: Seconds, _media_end: Seconds) {
+        self.undecoded_since = None;
+    }
+
+    /// The pipeline closed analysis windows.
+    pub fn on_windows(&mut self, windows: &[ClosedWindow]) -> Vec<Action> {
+        if self.phase == Phase::Closed {
+            return Vec::new();
+        }
+        let mut actions = Vec::new();
+        for window in windows {
+            let window = self.filter_groups(window);
+            actions.extend(
+                self.lifecycle
+                    .observe_window(&window)
+                    .into_iter()
+                    .map(Action::Send),
+            );
+        }
+        actions
+    }
+
+    /// On realtime, keeps only the evidence of the active analysis groups.
+    fn filter_groups(&self, window: &ClosedWindow) -> ClosedWindow {
+        if self.setup.endpoint != Endpoint::Realtime {
+            return window.clone();
+        }
+        let groups = &self.realtime.config.analysis_groups;
+        let allowed = |m: &crate::wire::Modality| match m {
+            crate::wire::Modality::Audio => groups.contains(&AnalysisGroup::Audio),
+            crate::wire::Modality::Video | crate::wire::Modality::Visual => {
+                groups.contains(&AnalysisGroup::Visual)
+            }
+        };
+        let mut filtered = window.clone();
+        filtered.detections = window
+            .detections
+            .iter()
+            .filter_map(|d| {
+                let modality: Vec<_> = d.modality.iter().copied().filter(allowed).collect();
+                (!modality.is_empty()).then(|| crate::lifecycle::signals::Detection {
+                    modality,
+                    ..d.clone()
+                })
+            })
+            .collect();
+        filtered
+    }
+
+    /// A problem with one segment or with the stream. Non-fatal problems
+    /// answer an `error` naming the segment and the session stays open;
+    /// `fatal` ones close it.
+    pub fn on_media_problem(
+        &mut self,
+        segment: Option<u64>,
+        error: ServiceError,
+        fatal: bool,
+    ) -> Vec<Action> {
+        if self.phase == Phase::Closed {
+            return Vec::new();
+        }
+        if fatal {
+            self.fail(error)
+        } else {
+            vec![self.error_action(&error, segment)]
+        }
+    }
+
+    /// Windows that decoded materially less video than their span.
+    pub fn on_coverage_degraded(&mut self, ranges: Vec<TimeRange>) -> Vec<Action> {
+        if self.phase == Phase::Closed || ranges.is_empty() {
+            return Vec::new();
+        }
+        vec![Action::Send(EventData::CoverageDegraded(
+            CoverageDegraded {
+                ranges,
+                reason: CoverageReason::VideoGap,
+            },
+        ))]
+    }
+
+    /// Media skipped by saturation or a jump ahead (not billed).
+    pub fn on_coverage_dropped(&mut self, ranges: Vec<TimeRange>) -> Vec<Action> {
+        if self.phase == Phase::Closed || ranges.is_empty() {
+            return Vec::new();
+        }
+        vec![Action::Send(EventData::CoverageDropped(CoverageDropped {
+            ranges,
+        }))]
+    }
+
+    /// The pipeline finished everything after [`Action::FinishMedia`]: a
+    /// closing session ends gracefully now.
+    pub fn on_drained(&mut self) -> Vec<Action> {
+        match self.phase {
+            Phase::Closing { .. } => self.end_gracefully(),
+            _ => Vec::new(),
+        }
+    }
+
+    // ---------------------------------------------------------------- time
+
+    /// Schedules a server shutdown at session time `at`: an `ih6006` warning
+    /// now with the seconds remaining, another [`FINAL_SHUTDOWN_WARNING_SECONDS`]
+    /// before, then `ih6005` and close.
+    pub fn on_shutdown_scheduled(&mut self, now: Seconds, at: Seconds) -> Vec<Action> {
+        if self.phase == Phase::Closed || self.shutdown.is_some() {
+            return Vec::new();
+        }
+        let remaining = (at - now).max(0.0);
+        self.shutdown = Some(Shutdown {
+            at,
+            final_warning_sent: remaining <= FINAL_SHUTDOWN_WARNING_SECONDS,
+        });
+        let mut actions = vec![self.shutdown_warning(remaining)];
+        actions.extend(self.on_tick(now));
+        actions
+    }
+
+    fn shutdown_warning(&self, remaining: Seconds) -> Action {
+        let seconds = remaining.ceil() as u64;
+        Action::Send(EventData::Error(ErrorEvent {
+            code: ErrorCode::Ih6006,
+            message: format!("the server shuts down in {seconds} s; reconnect after it"),
+            link: Some(ErrorCode::Ih6006.link(&self.setup.docs_url)),
+            segment: None,
+            seconds_remaining: Some(seconds),
+        }))
+    }
+
+    /// The earliest session time at which [`StreamSession::on_tick`] has
+    /// something to decide, if any.
+    pub fn next_deadline(&self) -> Option<Seconds> {
+        let limits = &self.setup.limits;
+        let mut deadlines: Vec<Seconds> = Vec::new();
+        match self.phase {
+            Phase::Closed => return None,
+            Phase::Open => {
+                if limits.idle_timeout_seconds > 0 {
+                    deadlines.push(self.last_inbound + limits.idle_timeout_seconds as f64);
+                }
+            }
+            Phase::Closing { deadline } => deadlines.push(deadline),
+        }
+        if limits.max_duration_seconds > 0 {
+            deadlines.push(self.setup.opened_at + limits.max_duration_seconds as f64);
+        }
+        if let Some(since) = self.undecoded_since {
+            deadlines.push(since + limits.hold_limit_seconds);
+        }
+        if let Some(shutdown) = self.shutdown {
+            if !shutdown.final_warning_sent {
+                deadlines.push(shutdown.at - FINAL_SHUTDOWN_WARNING_SECONDS);
+            }
+            deadlines.push(shutdown.at);
+        }
+        deadlines.into_iter().reduce(f64::min)
+    }
+
+    /// Time passed: applies whichever timed rule is due at `now`.
+    pub fn on_tick(&mut self, now: Seconds) -> Vec<Action> {
+        let limits = self.setup.limits.clone();
+        if self.phase == Phase::Closed {
+            return Vec::new();
+        }
+        if let Some(mut shutdown) = self.shutdown {
+            if now >= shutdown.at {
+                return self.go_away();
+            }
+            if !shutdown.final_warning_sent && now >= shutdown.at - FINAL_SHUTDOWN_WARNING_SECONDS {
+                shutdown.final_warning_sent = true;
+                self.shutdown = Some(shutdown);
+                return vec![self.shutdown_warning(shutdown.at - now)];
+            }
+        }
+        if limits.max_duration_seconds > 0
+            && now >= self.setup.opened_at + limits.max_duration_seconds as f64
+        {
+            return self.fail(ServiceError::with_message(
+                ErrorCode::Ih6004,
+                format!(
+                    "the session reached its maximum duration of {} s",
+                    limits.max_duration_seconds
+                ),
+            ));
+        }
+        match self.phase {
+            Phase::Open => {
+                if limits.idle_timeout_seconds > 0
+                    && now >= self.last_inbound + limits.idle_timeout_seconds as f64
+                {
+                    return self.fail(ServiceError::with_message(
+                        ErrorCode::Ih6003,
+                        format!("no data arrived for {} s", limits.idle_timeout_seconds),
+                    ));
+                }
+            }
+            Phase::Closing { deadline } => {
+                if now >= deadline {
+                    return self.end_gracefully();
+                }
+            }
+            Phase::Closed => {}
+        }
+        if let Some(since) = self.undecoded_since {
+            if now >= since + limits.hold_limit_seconds {
+                return self.fail(ServiceError::with_message(
+                    ErrorCode::Ih6010,
+                    format!(
+                        "no container header and no decodable media arrived within {} s",
+                        limits.hold_limit_seconds
+                    ),
+                ));
+            }
+        }
+        Vec::new()
+    }
+
+    // ------------------------------------------------------------ endings
+
+    fn begin_close(&mut self, now: Seconds) -> Vec<Action> {
+        if self.phase != Phase::Open {
+            // A duplicate close is ignored.
+            return Vec::new();
+        }
+        let drain = self.setup.limits.max_drain_seconds;
+        self.phase = Phase::Closing {
+            deadline: now + drain as f64,
+        };
+        // Nothing is decoding any more once the client stopped sending.
+        self.undecoded_since = None;
+        vec![
+            Action::Send(EventData::SessionClosing(SessionClosing {
+                max_drain_seconds: drain,
+            })),
+            Action::FinishMedia,
+        ]
+    }
+
+    /// Final lifecycle events, `session.ended`, close 1000.
+    fn end_gracefully(&mut self) -> Vec<Action> {
+        self.phase = Phase::Closed;
+        let mut actions: Vec<Action> = self
+            .lifecycle
+            .close()
+            .into_iter()
+            .map(Action::Send)
+            .collect();
+        actions.push(Action::Close {
+            code: 1000,
+            reason: "session ended".into(),
+        });
+        actions
+    }
+
+    /// Server shutdown: open signals end, `ih6005`, close 1001.
+    fn go_away(&mut self) -> Vec<Action> {
+        let mut actions: Vec<Action> = self
+            .lifecycle
+            .close()
+            .into_iter()
+            .filter(|e| matches!(e, EventData::SignalEnded(_)))
+            .map(Action::Send)
+            .collect();
+        actions.extend(self.fail(ServiceError::new(ErrorCode::Ih6005)));
+        actions
+    }
+
+    /// Sends the error and closes with its close code. Any caller-side fatal
+    /// condition (revoked token `ih2014`, budget `ih3006`, internal `ih1001`)
+    /// goes through here too.
+    pub fn fail(&mut self, error: ServiceError) -> Vec<Action> {
+        if self.phase == Phase::Closed {
+            return Vec::new();
+        }
+        self.phase = Phase::Closed;
+        let code = error.code.info().close_code.unwrap_or(1011);
+        vec![
+            self.error_action(&error, None),
+            Action::Close {
+                code,
+                reason: error.code.info().meaning.to_owned(),
+            },
+        ]
+    }
+
+    fn error_action(&self, error: &ServiceError, segment: Option<u64>) -> Action {
+        Action::Send(EventData::Error(ErrorEvent {
+            code: error.code,
+            message: error.message().to_owned(),
+            link: Some(error.code.link(&self.setup.docs_url)),
+            segment,
+            seconds_remaining: None,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests;
