@@ -59,6 +59,7 @@
 #![deny(missing_docs)]
 
 pub mod access;
+pub mod analysis;
 pub mod error;
 pub mod lifecycle;
 pub mod merge;

@@ -1,0 +1,108 @@
+//! The measurements one analysis window hands to a [`super::WindowAnalyzer`]:
+//! a flat, model-agnostic record, so a rule set and a learned model read the
+//! same input.
+//!
+//! Every measurement is optional: `None` means "not measurable in this
+//! window" (no voiced speech for pitch, no second speaker for latency, no
+//! decodable video for motion), never zero.
+
+use crate::wire::Seconds;
+
+/// Audio measurements over one window. Units are in the field docs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AudioMeasures {
+    /// Seconds of speech (voice activity) in the window.
+    pub speech_seconds: Seconds,
+    /// Silent pauses inside speech of at least 0.25 s (count).
+    pub pause_count: u32,
+    /// Total seconds of those pauses.
+    pub pause_seconds: Seconds,
+    /// Longest pause, seconds.
+    pub pause_max: Seconds,
+    /// Syllable nuclei per second of speech (articulation rate).
+    pub speech_rate: Option<f64>,
+    /// Mean F0 of voiced frames, semitones re 27.5 Hz.
+    pub f0_mean: Option<f64>,
+    /// F0 range (5th to 95th percentile of voiced frames), semitones.
+    pub f0_range: Option<f64>,
+    /// Mean loudness of speech frames, dB (relative; only differences matter).
+    pub loudness_mean: Option<f64>,
+    /// Jitter (local), percent.
+    pub jitter: Option<f64>,
+    /// Shimmer (local), dB.
+    pub shimmer_db: Option<f64>,
+    /// Harmonics-to-noise ratio, dB.
+    pub hnr: Option<f64>,
+    /// Alpha ratio (energy 50-1000 Hz over 1-5 kHz), dB.
+    pub alpha_ratio: Option<f64>,
+    /// Phrases whose terminal F0 rose.
+    pub rising_terminals: u32,
+    /// Phrases whose terminal F0 fell.
+    pub falling_terminals: u32,
+    /// Steepest terminal rise, semitones per second.
+    pub terminal_rise_max: Option<f64>,
+    /// Number of distinct speakers heard (0, 1 or 2).
+    pub speakers: u32,
+    /// Speaker changes in the window.
+    pub turns: u32,
+    /// Share of speech by the speaker who talked most, 0..=1.
+    pub dominant_share: Option<f64>,
+    /// Seconds where both speakers talk at once.
+    pub overlap_seconds: Seconds,
+    /// Mean silence between a turn's end and the next speaker's start, seconds.
+    pub response_latency: Option<f64>,
+    /// Turns under 1 s by a speaker between two turns of the other
+    /// (backchannels such as "yeah", "mm-hm").
+    pub backchannels: u32,
+}
+
+/// Visual measurements over one window.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VideoMeasures {
+    /// Share of the window with decodable video, 0..=1.
+    pub coverage: f64,
+    /// Mean motion energy (mean absolute luma difference between frames, 0-255
+    /// scale), when pixels are available.
+    pub motion: Option<f64>,
+    /// Share of frames with almost no motion, 0..=1.
+    pub stillness: Option<f64>,
+    /// Strength of periodic vertical head-region motion (nods), 0..=1.
+    pub nod: Option<f64>,
+    /// Strength of periodic horizontal head-region motion (shakes), 0..=1.
+    pub shake: Option<f64>,
+}
+
+/// Everything measured in one window.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WindowFeatures {
+    /// Window start, seconds.
+    pub start: Seconds,
+    /// Window end, seconds.
+    pub end: Seconds,
+    /// Audio measurements.
+    pub audio: AudioMeasures,
+    /// Video measurements; `None` for audio-only media.
+    pub video: Option<VideoMeasures>,
+}
+
+impl WindowFeatures {
+    /// Window length in seconds (0 for a malformed window).
+    pub fn duration(&self) -> Seconds {
+        let d = self.end - self.start;
+        if d.is_finite() && d > 0.0 {
+            d
+        } else {
+            0.0
+        }
+    }
+
+    /// Share of the window that is speech, 0..=1.
+    pub fn speech_ratio(&self) -> f64 {
+        let d = self.duration();
+        if d > 0.0 {
+            (self.audio.speech_seconds / d).clamp(0.0, 1.0)
+        } else {
+            0.0
+        }
+    }
+}

@@ -1,0 +1,320 @@
+//! The versioned parameter sets of the rule analyzer: for each model, which
+//! signals it reports, which cues count toward each (with weights), and the
+//! score thresholds of each probability level. The literature behind each row
+//! is in `docs/ANALYZER.md`.
+
+use super::cues::Cue;
+use crate::wire::{Model, SignalType};
+
+/// How one signal is scored: `score = Σ weight × cue strength`, reported at
+/// the highest level whose threshold the score reaches.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SignalRule {
+    /// The signal.
+    pub signal: SignalType,
+    /// Cues and their weights.
+    pub cues: &'static [(Cue, f64)],
+    /// The signal's defining evidence: at least one of these cues must be
+    /// present for it to fire at all; `None` lets any weighted cue suffice.
+    pub requires: Option<&'static [Cue]>,
+    /// Score thresholds for `low`, `medium`, `high`.
+    pub thresholds: [f64; 3],
+    /// The highest level the evidence can support (skepticism has the
+    /// weakest literature, so it never reads `high`).
+    pub cap_medium: bool,
+}
+
+/// Engagement-state scoring: `engaged` when its score reaches the threshold
+/// and beats the disengaged score, `disengaged` likewise, else `neutral`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EngagementRule {
+    /// Cues toward `engaged`.
+    pub engaged: &'static [(Cue, f64)],
+    /// Cues toward `disengaged`.
+    pub disengaged: &'static [(Cue, f64)],
+    /// Score a state needs.
+    pub threshold: f64,
+}
+
+/// One model's parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ModelParams {
+    /// Version of this parameter set; reported in logs and docs.
+    pub version: &'static str,
+    /// Signal rules, in `SignalType` order.
+    pub signals: &'static [SignalRule],
+    /// Engagement rule.
+    pub engagement: EngagementRule,
+}
+
+const T: [f64; 3] = [0.8, 1.4, 2.1];
+
+/// Audio-only signal rules shared by both models.
+const HESITATION: SignalRule = SignalRule {
+    signal: SignalType::Hesitation,
+    cues: &[
+        (Cue::LongPauses, 1.0),
+        (Cue::SlowRate, 0.7),
+        (Cue::LongLatency, 0.3),
+    ],
+    requires: Some(&[Cue::LongPauses, Cue::SlowRate]),
+    thresholds: T,
+    cap_medium: false,
+};
+const UNCERTAINTY: SignalRule = SignalRule {
+    signal: SignalType::Uncertainty,
+    cues: &[
+        (Cue::RisingTerminal, 1.0),
+        (Cue::LongLatency, 0.6),
+        (Cue::LongPauses, 0.3),
+        (Cue::SlowRate, 0.3),
+        (Cue::HighPitch, 0.2),
+    ],
+    requires: Some(&[Cue::RisingTerminal]),
+    thresholds: T,
+    cap_medium: false,
+};
+const CONFIDENCE: SignalRule = SignalRule {
+    signal: SignalType::Confidence,
+    cues: &[
+        (Cue::Fluent, 0.7),
+        (Cue::FallingTerminal, 0.7),
+        (Cue::Loud, 0.5),
+        (Cue::FastRate, 0.3),
+        (Cue::WideRange, 0.2),
+    ],
+    requires: Some(&[Cue::Fluent, Cue::FallingTerminal]),
+    thresholds: [1.0, 1.5, 2.1],
+    cap_medium: false,
+};
+const FRUSTRATION: SignalRule = SignalRule {
+    signal: SignalType::Frustration,
+    cues: &[
+        (Cue::Loud, 0.8),
+        (Cue::HighPitch, 0.6),
+        (Cue::VoiceStrain, 0.4),
+        (Cue::SlowRate, 0.3),
+        (Cue::Overlap, 0.3),
+    ],
+    requires: Some(&[Cue::Loud]),
+    thresholds: [1.2, 1.7, 2.3],
+    cap_medium: false,
+};
+const INTEREST: SignalRule = SignalRule {
+    signal: SignalType::Interest,
+    cues: &[
+        (Cue::WideRange, 0.8),
+        (Cue::Loud, 0.3),
+        (Cue::FastRate, 0.3),
+        (Cue::Backchannels, 0.5),
+        (Cue::Movement, 0.4),
+    ],
+    requires: Some(&[Cue::WideRange, Cue::Backchannels]),
+    thresholds: T,
+    cap_medium: false,
+};
+const AGREEMENT: SignalRule = SignalRule {
+    signal: SignalType::Agreement,
+    cues: &[
+        (Cue::Backchannels, 1.0),
+        (Cue::ShortLatency, 0.6),
+        (Cue::Nods, 1.0),
+        (Cue::FallingTerminal, 0.2),
+    ],
+    requires: Some(&[Cue::Backchannels, Cue::Nods]),
+    thresholds: T,
+    cap_medium: false,
+};
+
+/// `inter-2-audio`: the audible subset only.
+pub const INTER_2_AUDIO: ModelParams = ModelParams {
+    version: "inter-2-audio/rules-1",
+    signals: &[
+        AGREEMENT,
+        CONFIDENCE,
+        FRUSTRATION,
+        HESITATION,
+        INTEREST,
+        UNCERTAINTY,
+    ],
+    engagement: ENGAGEMENT,
+};
+
+/// `inter-2`: audio and video, all 13 signals.
+pub const INTER_2: ModelParams = ModelParams {
+    version: "inter-2/rules-1",
+    signals: &[
+        AGREEMENT,
+        CONFIDENCE,
+        SignalRule {
+            signal: SignalType::Confusion,
+            cues: &[
+                (Cue::LongLatency, 0.8),
+                (Cue::RisingTerminal, 0.6),
+                (Cue::LongPauses, 0.3),
+                (Cue::Stillness, 0.3),
+            ],
+            requires: Some(&[Cue::LongLatency]),
+            thresholds: [1.1, 1.6, 2.2],
+            cap_medium: false,
+        },
+        SignalRule {
+            signal: SignalType::Disagreement,
+            cues: &[
+                (Cue::Shakes, 1.0),
+                (Cue::LongLatency, 0.7),
+                (Cue::Overlap, 0.4),
+            ],
+            requires: Some(&[Cue::Shakes, Cue::LongLatency]),
+            thresholds: [1.0, 1.5, 2.1],
+            cap_medium: false,
+        },
+        SignalRule {
+            signal: SignalType::Disengagement,
+            cues: &[
+                (Cue::LittleSpeech, 0.9),
+                (Cue::NarrowRange, 0.5),
+                (Cue::Quiet, 0.5),
+                (Cue::Stillness, 0.5),
+                (Cue::LongPauses, 0.2),
+            ],
+            requires: Some(&[Cue::LittleSpeech, Cue::NarrowRange, Cue::Quiet]),
+            thresholds: [1.0, 1.5, 2.1],
+            cap_medium: false,
+        },
+        SignalRule {
+            signal: SignalType::Engagement,
+            cues: &[
+                (Cue::LivelyExchange, 1.0),
+                (Cue::ShortLatency, 0.5),
+                (Cue::Backchannels, 0.4),
+                (Cue::Movement, 0.4),
+                (Cue::WideRange, 0.3),
+            ],
+            requires: Some(&[Cue::LivelyExchange]),
+            thresholds: T,
+            cap_medium: false,
+        },
+        FRUSTRATION,
+        HESITATION,
+        INTEREST,
+        SignalRule {
+            signal: SignalType::Skepticism,
+            cues: &[
+                (Cue::WideRange, 0.5),
+                (Cue::RisingTerminal, 0.6),
+                (Cue::LongLatency, 0.3),
+            ],
+            requires: Some(&[Cue::RisingTerminal]),
+            thresholds: [1.2, 1.8, f64::INFINITY],
+            cap_medium: true,
+        },
+        SignalRule {
+            signal: SignalType::Stress,
+            cues: &[
+                (Cue::HighPitch, 0.8),
+                (Cue::FastRate, 0.5),
+                (Cue::Loud, 0.5),
+                (Cue::VoiceStrain, 0.4),
+                (Cue::WideRange, 0.2),
+            ],
+            requires: Some(&[Cue::HighPitch, Cue::FastRate]),
+            thresholds: [1.0, 1.6, 2.2],
+            cap_medium: false,
+        },
+        SignalRule {
+            signal: SignalType::Tension,
+            cues: &[
+                (Cue::Overlap, 1.0),
+                (Cue::Loud, 0.4),
+                (Cue::ShortLatency, 0.2),
+                (Cue::VoiceStrain, 0.2),
+            ],
+            requires: Some(&[Cue::Overlap]),
+            thresholds: T,
+            cap_medium: false,
+        },
+        UNCERTAINTY,
+    ],
+    engagement: ENGAGEMENT,
+};
+
+const ENGAGEMENT: EngagementRule = EngagementRule {
+    engaged: &[
+        (Cue::LivelyExchange, 1.0),
+        (Cue::ShortLatency, 0.5),
+        (Cue::Backchannels, 0.5),
+        (Cue::WideRange, 0.4),
+        (Cue::FastRate, 0.3),
+        (Cue::Loud, 0.3),
+        (Cue::Fluent, 0.3),
+        (Cue::Movement, 0.4),
+    ],
+    disengaged: &[
+        (Cue::LittleSpeech, 1.0),
+        (Cue::NarrowRange, 0.5),
+        (Cue::Quiet, 0.5),
+        (Cue::LongPauses, 0.3),
+        (Cue::SlowRate, 0.2),
+        (Cue::Stillness, 0.5),
+    ],
+    threshold: 0.8,
+};
+
+impl ModelParams {
+    /// The parameters of a model (`inter-2-deep` is never analyzed; it maps
+    /// to `inter-2`'s set only so the function is total).
+    pub fn for_model(model: Model) -> &'static ModelParams {
+        match model {
+            Model::Inter2Audio => &INTER_2_AUDIO,
+            Model::Inter2 | Model::Inter2Deep => &INTER_2,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inter_2_covers_all_13_signals_once_in_order() {
+        let signals: Vec<SignalType> = INTER_2.signals.iter().map(|r| r.signal).collect();
+        assert_eq!(signals, SignalType::ALL);
+    }
+
+    #[test]
+    fn inter_2_audio_reports_only_the_audible_subset() {
+        let signals: Vec<SignalType> = INTER_2_AUDIO.signals.iter().map(|r| r.signal).collect();
+        use SignalType::*;
+        assert_eq!(
+            signals,
+            [
+                Agreement,
+                Confidence,
+                Frustration,
+                Hesitation,
+                Interest,
+                Uncertainty
+            ]
+        );
+    }
+
+    #[test]
+    fn thresholds_ascend_and_required_cues_are_weighted() {
+        for rule in INTER_2.signals.iter().chain(INTER_2_AUDIO.signals) {
+            let [low, medium, high] = rule.thresholds;
+            assert!(
+                low > 0.0 && low < medium && medium < high,
+                "{:?}",
+                rule.signal
+            );
+            for cue in rule.requires.unwrap_or(&[]) {
+                assert!(
+                    rule.cues.iter().any(|(c, _)| c == cue),
+                    "{:?} requires unweighted {cue:?}",
+                    rule.signal
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! The explainable rule analyzer: cues against the speaker's running
+//! baseline, weighted per signal by the model's [`ModelParams`].
+
+use super::cues::{Cue, Evidence, SpeakerBaselines};
+use super::features::WindowFeatures;
+use super::params::{ModelParams, SignalRule};
+use super::{Channel, Finding, WindowAnalyzer, WindowVerdict};
+use crate::wire::{EngagementLevel, Probability};
+
+/// Most cue sentences quoted in one rationale.
+const MAX_QUOTED: usize = 3;
+
+/// The rule analyzer of one conversation (one session or one file): it keeps
+/// the running baselines, so windows must be given in media order.
+#[derive(Debug, Clone)]
+pub struct RuleAnalyzer {
+    params: &'static ModelParams,
+    baselines: SpeakerBaselines,
+}
+
+impl RuleAnalyzer {
+    /// An analyzer with fresh baselines and the given parameters.
+    pub fn new(params: &'static ModelParams) -> Self {
+        RuleAnalyzer {
+            params,
+            baselines: SpeakerBaselines::default(),
+        }
+    }
+}
+
+fn score<'e>(weights: &[(Cue, f64)], evidence: &'e [Evidence]) -> (f64, Vec<(f64, &'e Evidence)>) {
+    let mut parts: Vec<(f64, &Evidence)> = evidence
+        .iter()
+        .filter_map(|e| {
+            weights
+                .iter()
+                .find(|(cue, _)| *cue == e.cue)
+                .map(|(_, w)| (w * e.strength, e))
+        })
+        .filter(|(contribution, _)| *contribution > 0.0)
+        .collect();
+    // Strongest evidence first; ties keep the weight table's order stable.
+    parts.sort_by(|a, b| b.0.total_cmp(&a.0));
+    (parts.iter().map(|(c, _)| c).sum(), parts)
+}
+
+fn level(rule: &SignalRule, score: f64) -> Option<Probability> {
+    let [low, medium, high] = rule.thresholds;
+    let level = if score >= high && !rule.cap_medium {
+        Probability::High
+    } else if score >= medium {
+        Probability::Medium
+    } else if score >= low {
+        Probability::Low
+    } else {
+        return None;
+    };
+    Some(level)
+}
+
+impl WindowAnalyzer for RuleAnalyzer {
+    fn analyze(&mut self, window: &WindowFeatures) -> WindowVerdict {
+        let evidence = self.baselines.cues(window);
+        self.baselines.observe(window);
+
+        let mut findings = Vec::new();
+        for rule in self.params.signals {
+            if let Some(required) = rule.requires {
+                if !evidence.iter().any(|e| required.contains(&e.cue)) {
+                    continue;
+                }
+            }
+            let (total, parts) = score(rule.cues, &evidence);
+            let Some(probability) = level(rule, total) else {
+                continue;
+            };
+            let quoted: Vec<&str> = parts
+                .iter()
+                .take(MAX_QUOTED)
+                .map(|(_, e)| e.text.as_str())
+                .collect();
+            let mut channels = Vec::new();
+            if parts.iter().any(|(_, e)| !e.cue.is_visual()) {
+                channels.push(Channel::Audio);
+            }
+            if parts.iter().any(|(_, e)| e.cue.is_visual()) {
+                channels.push(Channel::Visual);
+            }
+            findings.push(Finding {
+                signal: rule.signal,
+                probability,
+                rationale: capitalize(&quoted.join("; ")),
+                channels,
+            });
+        }
+
+        let rule = &self.params.engagement;
+        let (engaged, _) = score(rule.engaged, &evidence);
+        let (disengaged, _) = score(rule.disengaged, &evidence);
+        let engagement = if engaged >= rule.threshold && engaged > disengaged {
+            EngagementLevel::Engaged
+        } else if disengaged >= rule.threshold && disengaged > engaged {
+            EngagementLevel::Disengaged
+        } else {
+            EngagementLevel::Neutral
+        };
+        WindowVerdict {
+            engagement,
+            findings,
+        }
+    }
+}
+
+fn capitalize(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
