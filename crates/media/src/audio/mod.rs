@@ -1,0 +1,392 @@
+//! Audio decoding: codec packets into mono 16 kHz `f32` PCM whose sample 0 is media time 0.
+//!
+//! Every container reader hands over an [`AudioTrack`]: the codec, a source of packets, and how
+//! many decoded frames the container says to drop from the front (an MP4 edit list's media time,
+//! Opus pre-skip). Packets may carry their own trims (`trim_start`/`trim_end`: MP3 LAME gapless
+//! info, Ogg granule positions, Matroska `DiscardPadding`), which are applied per packet.
+//!
+//! Channels are downmixed to mono as the plain mean of all channels (`(L + R) / 2` for stereo),
+//! which is also what ffmpeg's default matrix gives for stereo to mono. Resampling to 16 kHz is
+//! band-limited; see [`resample`].
+
+pub(crate) mod opus;
+pub(crate) mod params;
+pub(crate) mod resample;
+
+use symphonia::core::codecs::audio::well_known::{
+    CODEC_ID_MP1, CODEC_ID_MP2, CODEC_ID_MP3, CODEC_ID_VORBIS,
+};
+use symphonia::core::codecs::audio::{AudioCodecParameters, AudioDecoder, AudioDecoderOptions};
+use symphonia::core::errors::Error as SymError;
+use symphonia::core::formats::FormatReader;
+use symphonia::core::packet::Packet;
+
+use crate::error::MediaError;
+use crate::info::Pcm;
+use resample::StreamResampler;
+
+/// The longest decode [`decode_audio`](crate::decode_audio) produces, in seconds: the default
+/// maximum upload duration plus a margin, so that a tiny file that decodes to hours of audio
+/// (FLAC or PCM silence compresses extremely well) cannot exhaust memory.
+pub const MAX_DECODE_SECONDS: f64 = 31.0 * 60.0;
+
+/// How many packets in a row may fail to decode before the stream counts as unreadable.
+const MAX_CONSECUTIVE_BAD_PACKETS: usize = 64;
+
+/// The codec of an audio track and the parameters its decoder needs.
+pub(crate) enum AudioCodec {
+    /// A codec Symphonia decodes (AAC, MP3, MP2, FLAC, Vorbis, ALAC, PCM).
+    Symphonia(AudioCodecParameters),
+    /// Opus, decoded by `opus-pure` at 48 kHz.
+    Opus {
+        /// Channel count (1 or 2).
+        channels: usize,
+    },
+}
+
+/// A source of packets of one audio track, in decode order.
+pub(crate) trait PacketSource {
+    /// The next packet, or `None` at the end of the track.
+    fn next_packet(&mut self) -> Result<Option<Packet>, MediaError>;
+}
+
+/// Packets a container reader of this crate already cut.
+pub(crate) struct VecPackets(std::vec::IntoIter<Packet>);
+
+impl VecPackets {
+    /// A source yielding `packets` in order.
+    pub(crate) fn new(packets: Vec<Packet>) -> Self {
+        Self(packets.into_iter())
+    }
+}
+
+impl PacketSource for VecPackets {
+    fn next_packet(&mut self) -> Result<Option<Packet>, MediaError> {
+        Ok(self.0.next())
+    }
+}
+
+/// Packets of one track of a Symphonia format reader.
+pub(crate) struct SymphoniaPackets<'a> {
+    /// The reader, over the input bytes.
+    pub(crate) reader: Box<dyn FormatReader + 'a>,
+    /// The track whose packets are wanted.
+    pub(crate) track_id: u32,
+    /// Clears the reader's start trims, for a track whose start is cut by `AudioTrack::skip`
+    /// instead (Ogg Opus: Symphonia does not turn the pre-skip into packet trims reliably).
+    pub(crate) clear_trim_start: bool,
+}
+
+impl PacketSource for SymphoniaPackets<'_> {
+    fn next_packet(&mut self) -> Result<Option<Packet>, MediaError> {
+        loop {
+            match crate::guard::catch(|| self.reader.next_packet())? {
+                Ok(Some(mut p)) if p.track_id == self.track_id => {
+                    if self.clear_trim_start {
+                        p.trim_start = symphonia::core::units::Duration::ZERO;
+                    }
+                    return Ok(Some(p));
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => return Ok(None),
+                // A truncated file ends early: what was read so far is still audio.
+                Err(SymError::IoError(_)) => return Ok(None),
+                Err(e) => return Err(MediaError::unreadable(None, format!("demuxer: {e}"))),
+            }
+        }
+    }
+}
+
+/// Everything needed to decode the first audio track of an input.
+pub(crate) struct AudioTrack<'a> {
+    /// Which decoder to use.
+    pub(crate) codec: AudioCodec,
+    /// The packets.
+    pub(crate) packets: Box<dyn PacketSource + 'a>,
+    /// Decoded frames to drop from the front, as `(count, per_second)`: a count in the track's
+    /// timescale, converted to the decoder's output rate once that is known.
+    pub(crate) skip: (u64, u32),
+    /// Silence to put in front, as `(count, per_second)`, when the track starts after media
+    /// time 0 (an MPEG-TS audio stream that begins after the video, an MP4 empty edit).
+    pub(crate) lead: (u64, u32),
+}
+
+impl<'a> AudioTrack<'a> {
+    /// A track decoded from its first packet on, with nothing dropped or padded.
+    pub(crate) fn new(codec: AudioCodec, packets: Box<dyn PacketSource + 'a>) -> Self {
+        Self {
+            codec,
+            packets,
+            skip: (0, 1),
+            lead: (0, 1),
+        }
+    }
+}
+
+/// `count` units of `per_second` as frames at `rate` (0 for a zero time base).
+fn frames_at(count: u64, per_second: u32, rate: u32) -> u64 {
+    if per_second == 0 {
+        return 0;
+    }
+    let frames = u128::from(count) * u128::from(rate) / u128::from(per_second);
+    u64::try_from(frames).unwrap_or(u64::MAX)
+}
+
+/// Decodes `track` to mono 16 kHz, stopping with [`MediaError::TooLong`] past `max_seconds`.
+pub(crate) fn decode_track(track: AudioTrack<'_>, max_seconds: f64) -> Result<Pcm, MediaError> {
+    let AudioTrack {
+        codec,
+        mut packets,
+        skip,
+        lead,
+    } = track;
+    let mut decoder = Decoder::new(codec)?;
+    let max_out = (max_seconds * f64::from(Pcm::SAMPLE_RATE)).ceil() as usize;
+    let mut resampler: Option<(u32, StreamResampler)> = None;
+    let mut skip_left: Option<u64> = None;
+    let mut mono = Vec::new();
+    let mut bad_in_a_row = 0usize;
+    let mut first_error = None;
+
+    while let Some(packet) = packets.next_packet()? {
+        let rate = match decoder.decode(&packet, &mut mono) {
+            Ok(rate) => {
+                bad_in_a_row = 0;
+                rate
+            }
+            Err(e) => {
+                // A corrupt packet is skipped, as a player would; many in a row mean the stream
+                // is not this codec at all.
+                first_error.get_or_insert(e);
+                bad_in_a_row += 1;
+                if bad_in_a_row > MAX_CONSECUTIVE_BAD_PACKETS {
+                    break;
+                }
+                continue;
+            }
+        };
+        if mono.is_empty() {
+            continue;
+        }
+        if rate == 0 {
+            return Err(MediaError::unreadable(
+                None,
+                "audio decoder reported a rate of 0 Hz",
+            ));
+        }
+        let (res_rate, res) = match &mut resampler {
+            Some((rate, res)) => (rate, res),
+            slot => {
+                let (rate, res) = slot.insert((rate, StreamResampler::new(rate)?));
+                // The lead silence goes in piecewise so that an absurd start time in a
+                // damaged file meets the length cap before it meets the allocator.
+                let mut lead_left = frames_at(lead.0, lead.1, *rate);
+                let zeros = [0.0f32; 4096];
+                while lead_left > 0 {
+                    let n = lead_left.min(zeros.len() as u64) as usize;
+                    res.push(&zeros[..n])?;
+                    lead_left -= n as u64;
+                    if res.output_len() > max_out {
+                        return Err(too_long(res.output_len(), max_seconds));
+                    }
+                }
+                (rate, res)
+            }
+        };
+        if *res_rate != rate {
+            // A mid-stream rate change would need a second resampler; real files do not do it
+            // and the analysis needs one timeline, so the rest is dropped.
+            break;
+        }
+        let skip_now = skip_left.get_or_insert_with(|| frames_at(skip.0, skip.1, rate));
+        let drop = (*skip_now).min(mono.len() as u64) as usize;
+        *skip_now -= drop as u64;
+        res.push(&mono[drop..])?;
+        if res.output_len() > max_out {
+            return Err(too_long(res.output_len(), max_seconds));
+        }
+    }
+    match resampler {
+        Some((_, res)) => Ok(Pcm {
+            samples: res.finish()?,
+        }),
+        None => Err(first_error.unwrap_or_else(|| {
+            MediaError::unreadable(None, "the audio track has no decodable packet")
+        })),
+    }
+}
+
+/// The error for a decode that passed `max_seconds` with `samples` output samples.
+fn too_long(samples: usize, max_seconds: f64) -> MediaError {
+    MediaError::TooLong {
+        duration: samples as f64 / f64::from(Pcm::SAMPLE_RATE),
+        maximum: max_seconds,
+    }
+}
+
+/// One decoder of either kind, producing mono frames per packet.
+enum Decoder {
+    Symphonia {
+        inner: Box<dyn AudioDecoder>,
+        scratch: Vec<f32>,
+        /// Whether the decoder applies packet trims itself.
+        self_trimming: bool,
+    },
+    Opus(Box<opus::OpusStream>),
+}
+
+impl Decoder {
+    fn new(codec: AudioCodec) -> Result<Self, MediaError> {
+        match codec {
+            AudioCodec::Symphonia(params) => {
+                // Symphonia's Vorbis and MPEG audio decoders apply packet trims themselves in
+                // gapless mode (and Vorbis then drops the half block its first packet renders,
+                // as the specification and ffmpeg do); for the other codecs the trims are
+                // applied in `decode` below.
+                let self_trimming = matches!(
+                    params.codec,
+                    CODEC_ID_VORBIS | CODEC_ID_MP3 | CODEC_ID_MP2 | CODEC_ID_MP1
+                );
+                let opts = AudioDecoderOptions::default().gapless(true);
+                let inner = crate::guard::catch(|| {
+                    symphonia::default::get_codecs().make_audio_decoder(&params, &opts)
+                })?
+                .map_err(|e| MediaError::unsupported(format!("{}: {e}", params.codec)))?;
+                Ok(Self::Symphonia {
+                    inner,
+                    scratch: Vec::new(),
+                    self_trimming,
+                })
+            }
+            AudioCodec::Opus { channels } => {
+                Ok(Self::Opus(Box::new(opus::OpusStream::new(channels)?)))
+            }
+        }
+    }
+
+    /// Decodes one packet into `mono` (replacing its contents), applying the packet's trims;
+    /// returns the sample rate of what was decoded.
+    fn decode(&mut self, packet: &Packet, mono: &mut Vec<f32>) -> Result<u32, MediaError> {
+        mono.clear();
+        let (rate, trimmed) = match self {
+            Self::Symphonia {
+                inner,
+                scratch,
+                self_trimming,
+            } => {
+                let buf = crate::guard::catch(|| {
+                    inner.decode(packet).map(|buf| {
+                        let spec = buf.spec();
+                        let rate = spec.rate();
+                        let channels = spec.channels().count().max(1);
+                        buf.copy_to_vec_interleaved(scratch);
+                        (rate, channels)
+                    })
+                })?;
+                let (rate, channels) =
+                    buf.map_err(|e| MediaError::unreadable(None, format!("audio decode: {e}")))?;
+                downmix(scratch, channels, mono);
+                (rate, *self_trimming)
+            }
+            Self::Opus(stream) => {
+                stream.decode(&packet.data, mono)?;
+                (48_000, false)
+            }
+        };
+        sanitize(mono);
+        if trimmed {
+            return Ok(rate);
+        }
+        let start = (packet.trim_start.get() as usize).min(mono.len());
+        let end = mono
+            .len()
+            .saturating_sub(packet.trim_end.get() as usize)
+            .max(start);
+        mono.truncate(end);
+        mono.drain(..start);
+        Ok(rate)
+    }
+}
+
+/// Replaces `interleaved` frames of `channels` channels by their mean, written to `mono`.
+pub(crate) fn downmix(interleaved: &[f32], channels: usize, mono: &mut Vec<f32>) {
+    mono.clear();
+    if channels <= 1 {
+        mono.extend_from_slice(interleaved);
+        return;
+    }
+    let scale = 1.0 / channels as f32;
+    mono.extend(
+        interleaved
+            .chunks_exact(channels)
+            .map(|frame| frame.iter().sum::<f32>() * scale),
+    );
+}
+
+/// Replaces NaN and infinite samples (float PCM can carry them) by silence, so that one bad
+/// sample cannot poison the resampler's output around it.
+fn sanitize(samples: &mut [f32]) {
+    for s in samples.iter_mut().filter(|s| !s.is_finite()) {
+        *s = 0.0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use symphonia::core::units::{Duration as SymDuration, Timestamp};
+
+    #[test]
+    fn downmix_is_the_mean_of_the_channels() {
+        let mut out = Vec::new();
+        downmix(&[1.0, 0.0, 0.5, -0.5, -1.0, -1.0], 2, &mut out);
+        assert_eq!(out, vec![0.5, 0.0, -1.0]);
+    }
+
+    /// A 16 kHz mono s16le PCM track of `samples`, in packets of 1000 frames.
+    fn pcm_track(samples: &[i16]) -> AudioTrack<'static> {
+        let codec = crate::info::Codec::Pcm(crate::info::PcmFormat {
+            bits: 16,
+            float: false,
+            big_endian: false,
+        });
+        let params = params::symphonia_params(&codec, 16_000, 1, None).unwrap();
+        let bytes: Vec<u8> = samples.iter().flat_map(|s| s.to_le_bytes()).collect();
+        let packets = bytes
+            .chunks(2000)
+            .map(|c| Packet::new(0, Timestamp::new(0), SymDuration::new(0), c))
+            .collect();
+        AudioTrack::new(
+            AudioCodec::Symphonia(params),
+            Box::new(VecPackets::new(packets)),
+        )
+    }
+
+    #[test]
+    fn skip_drops_and_lead_prepends_on_the_media_clock() {
+        let ramp: Vec<i16> = (0..4000).map(|i| i as i16).collect();
+        let mut track = pcm_track(&ramp);
+        // Drop the first 1500 frames (in a 1/48000 time base: 4500 ticks), then start 0.1 s late.
+        track.skip = (4500, 48_000);
+        track.lead = (1, 10);
+        let pcm = decode_track(track, 10.0).unwrap();
+        assert_eq!(pcm.samples.len(), 1600 + 2500);
+        assert!(pcm.samples[..1600].iter().all(|&s| s == 0.0));
+        assert_eq!(pcm.samples[1600], 1500.0 / 32768.0);
+    }
+
+    #[test]
+    fn a_lead_beyond_the_cap_is_refused_before_it_is_allocated() {
+        let mut track = pcm_track(&[1, 2, 3]);
+        // A damaged start time of a day.
+        track.lead = (86_400, 1);
+        assert_eq!(decode_track(track, 60.0).unwrap_err().code_str(), "ih4004");
+    }
+
+    #[test]
+    fn non_finite_samples_become_silence() {
+        let mut s = [0.5, f32::NAN, f32::INFINITY, -0.25];
+        sanitize(&mut s);
+        assert_eq!(s, [0.5, 0.0, 0.0, -0.25]);
+    }
+}

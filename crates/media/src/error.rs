@@ -1,0 +1,105 @@
+//! The error type of the media layer and the interface code each failure maps to.
+
+use crate::info::Container;
+
+/// Why an input could not be used, grouped by what the caller should do about it.
+///
+/// The media layer sits below `attune-core`, so it cannot name the catalog's `ErrorCode`;
+/// [`MediaError::code_str`] gives the interface code (`ih4xxx`/`ih5xxx`) each variant maps to, and
+/// core translates that string through its catalog.
+///
+/// - **Reject the file as unusable** (HTTP 422): [`Empty`](Self::Empty),
+///   [`UndeterminableDuration`](Self::UndeterminableDuration), [`Unreadable`](Self::Unreadable),
+///   [`NegativeDuration`](Self::NegativeDuration), [`UnsupportedCodec`](Self::UnsupportedCodec),
+///   [`NoVideoStream`](Self::NoVideoStream), [`NoAudioStream`](Self::NoAudioStream).
+/// - **Reject the request as not allowed for the model** (HTTP 400): the file is fine media, but
+///   the model's rules refuse it: [`ContainerNotAllowed`](Self::ContainerNotAllowed),
+///   [`TooShort`](Self::TooShort), [`TooLong`](Self::TooLong).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MediaError {
+    /// The input has no bytes at all. Maps to `ih5001`.
+    #[error("the file is empty")]
+    Empty,
+    /// The container was read but its duration is zero or cannot be determined (no samples, no
+    /// duration field). Maps to `ih5001`.
+    #[error("the media duration is zero or cannot be determined")]
+    UndeterminableDuration,
+    /// The bytes are not a container this layer recognises, or its structure is broken (truncated,
+    /// inconsistent sizes, missing mandatory parts). Maps to `ih5002`.
+    #[error("unreadable container: {reason}")]
+    Unreadable {
+        /// The container it was read as, when the content was recognised at all.
+        container: Option<Container>,
+        /// What was wrong, for logs; not part of the public error message contract.
+        reason: String,
+    },
+    /// The container states a negative duration (for example an end before its start). Maps to
+    /// `ih5002`.
+    #[error("the media duration is negative")]
+    NegativeDuration,
+    /// A track needed for the analysis uses a codec this layer cannot decode. Maps to `ih5003`.
+    #[error("unsupported codec: {codec}")]
+    UnsupportedCodec {
+        /// The codec's name or the container's tag for it.
+        codec: String,
+    },
+    /// The model needs a video track and the media has none. Maps to `ih5001`.
+    #[error("the media has no video stream")]
+    NoVideoStream,
+    /// The media has no audio track. Maps to `ih5008`.
+    #[error("the media has no audio stream")]
+    NoAudioStream,
+    /// The container is valid media but not one the model accepts. Maps to `ih4002`.
+    #[error("container {container} is not accepted for this model")]
+    ContainerNotAllowed {
+        /// The container that was found.
+        container: Container,
+    },
+    /// The media is shorter than the model's minimum. Maps to `ih4007`.
+    #[error("the media lasts {duration:.3} s, under the minimum of {minimum:.3} s")]
+    TooShort {
+        /// The media's duration in seconds.
+        duration: f64,
+        /// The minimum in seconds.
+        minimum: f64,
+    },
+    /// The media is longer than the configured maximum. Maps to `ih4004`.
+    #[error("the media lasts {duration:.3} s, over the maximum of {maximum:.3} s")]
+    TooLong {
+        /// The media's duration in seconds.
+        duration: f64,
+        /// The maximum in seconds.
+        maximum: f64,
+    },
+}
+
+impl MediaError {
+    /// The interface error code this failure maps to, e.g. `"ih5002"`.
+    pub fn code_str(&self) -> &'static str {
+        match self {
+            Self::Empty | Self::UndeterminableDuration | Self::NoVideoStream => "ih5001",
+            Self::Unreadable { .. } | Self::NegativeDuration => "ih5002",
+            Self::UnsupportedCodec { .. } => "ih5003",
+            Self::NoAudioStream => "ih5008",
+            Self::ContainerNotAllowed { .. } => "ih4002",
+            Self::TooShort { .. } => "ih4007",
+            Self::TooLong { .. } => "ih4004",
+        }
+    }
+
+    /// Shorthand for [`MediaError::Unreadable`] while reading `container`.
+    pub(crate) fn unreadable(container: Option<Container>, reason: impl Into<String>) -> Self {
+        Self::Unreadable {
+            container,
+            reason: reason.into(),
+        }
+    }
+
+    /// Shorthand for [`MediaError::UnsupportedCodec`].
+    pub(crate) fn unsupported(codec: impl Into<String>) -> Self {
+        Self::UnsupportedCodec {
+            codec: codec.into(),
+        }
+    }
+}
