@@ -61,8 +61,11 @@
 pub mod access;
 pub mod analysis;
 pub mod error;
+pub mod features;
+pub mod feedback;
 pub mod lifecycle;
 pub mod merge;
+pub mod pipeline;
 pub mod session;
 pub mod upload;
 pub mod window;

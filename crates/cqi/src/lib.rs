@@ -84,7 +84,7 @@
 //! | `hesitation` | -0.8 | -0.5 | -0.2 | 0 | 0 | filled and silent pauses are disfluencies (Clark & Fox Tree 2002; Smiljanic & Bradlow 2009); fillers lower perceived dominance (Jayagopi et al. 2009); slow rate is low arousal |
 //! | `interest` | 0 | 0 | +0.5 | +0.3 | +0.8 | arousal directed at the topic (Schuller et al. 2009) is exploration; attention is part of rapport (Tickle-Degnen & Rosenthal 1990) |
 //! | `skepticism` | 0 | -0.3 | 0 | -0.2 | 0 | doubt about what was said questions credibility; the weakest literature of all cues (Crespo-Sendra et al. 2013), so small weights |
-//! | `stress` | -0.3 | -0.4 | 0 | -0.2 | 0 | stressed speech is less controlled (Hansen & Patil 2007) and reads as less assured |
+//! | `stress` | -0.3 | -0.5 | +0.3 | -0.3 | 0 | stressed speech is less controlled (Hansen & Patil 2007) and reads as less assured, but it is high arousal, which is presence (Bone, Lee & Narayanan 2014) |
 //! | `tension` | -0.2 | 0 | 0 | -0.8 | 0 | overlaps, interruptions and strained gaps are conflict (Kim, Valente & Vinciarelli 2012) and break the turn structure |
 //! | `uncertainty` | -0.4 | -0.7 | 0 | 0 | 0 | rising terminals, latency and fillers are the cues of low speaker confidence (Smith & Clark 1993; Jiang & Pell 2017) |
 //! | `state engaged` | 0 | 0 | +0.5 | +0.3 | +0.3 | talk-share balance, short gaps, backchannels and entrainment (Gatica-Perez 2009; Levitan et al. 2012) |
@@ -98,9 +98,11 @@
 //!   fillers (Jayagopi et al. 2009); rapport and learning ~ agreement,
 //!   interest and backchannels (Tickle-Degnen & Rosenthal 1990; Levitan et
 //!   al. 2012); clarity ~ few disfluencies (Smiljanic & Bradlow 2009).
-//! - Energy counts only arousal that serves the conversation (confidence,
-//!   engagement, interest). Stress, frustration and tension are high arousal
-//!   too, but crediting them would let strain raise the index.
+//! - Energy is arousal (Bone, Lee & Narayanan 2014), so stress, the
+//!   clearest high-arousal state, raises it too; its costs to clarity,
+//!   authority and rapport outweigh that, so stress still lowers the index.
+//!   Frustration and tension are not credited with energy: their arousal is
+//!   directed against the conversation.
 //! - Engagement states weigh less than the engagement signals because they
 //!   cover every analyzed second: they set the baseline, signals move it.
 //!

@@ -76,7 +76,7 @@ pub const WEIGHTS: [(Cue, [f64; 5]); 16] = [
     ),
     (
         Cue::Signal(SignalType::Stress),
-        [-0.3, -0.4, 0.0, -0.2, 0.0],
+        [-0.3, -0.5, 0.3, -0.3, 0.0],
     ),
     (
         Cue::Signal(SignalType::Tension),

@@ -1,43 +1,125 @@
-//! Authentication: from a request's `Authorization` header to the
-//! [`Principal`] it speaks for, and the scope checks routes make on it.
+//! Authentication: from a request's credential (an API key or a client
+//! token) to the [`Principal`] it speaks for, and the scope checks routes
+//! make on it.
 //!
-//! Failures never say why a credential was refused: unknown, malformed and
-//! revoked keys all answer `ih2001` with the same message, so probing tells an
-//! attacker nothing.
+//! Failures never say why a key was refused: unknown, malformed and revoked
+//! keys all answer `ih2001` with the same message, so probing tells an
+//! attacker nothing. Client tokens follow the interface's finer codes: a live
+//! token revoked answers `ih2014`, a disallowed origin `ih2013`; an expired or
+//! unknown token is `ih2001` like a bad key.
 
 use crate::keys::{ApiKey, KeyHash, Scope};
-use crate::store::{KeyStatus, KeyStore};
+use crate::store::{Account, KeyStatus, KeyStore, StoreError, TokenCaps, TokenStore};
+use crate::tokens::{normalize_origin, ClientToken};
+use attune_core::wire::Timestamp;
 use attune_core::{ErrorCode, ServiceError};
-use hyper::header::{HeaderMap, AUTHORIZATION};
+use hyper::header::{HeaderMap, AUTHORIZATION, ORIGIN};
 use std::collections::BTreeSet;
 
-/// Who a request acts for: an account, through one of its keys, with the
-/// key's scopes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The credential a request was authenticated with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Credential {
+    /// An API key.
+    Key {
+        /// The key's public id.
+        key_id: String,
+    },
+    /// A client token.
+    Token(TokenGrant),
+}
+
+/// What a client token grants beyond its scopes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TokenGrant {
+    /// The token's public id (safe to log).
+    pub id: String,
+    /// The id of the key that minted it.
+    pub key_id: String,
+    /// Its caps.
+    pub caps: TokenCaps,
+    /// When it stops authenticating.
+    pub expires_at: Timestamp,
+    /// Seconds left in its video budget when the request arrived; `None`
+    /// when it has no budget.
+    pub video_seconds_left: Option<f64>,
+}
+
+/// Who a request acts for: an account, through one of its keys or a client
+/// token minted from one, with the credential's scopes.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Principal {
-    account_id: i64,
-    key_id: String,
+    account: Account,
+    credential: Credential,
     scopes: BTreeSet<Scope>,
 }
 
 impl Principal {
-    /// A principal; the store-backed way to get one is [`authenticate`].
-    pub fn new(account_id: i64, key_id: String, scopes: impl IntoIterator<Item = Scope>) -> Self {
+    /// A principal acting through the API key `key_id`.
+    pub fn for_key(
+        account: Account,
+        key_id: String,
+        scopes: impl IntoIterator<Item = Scope>,
+    ) -> Self {
         Principal {
-            account_id,
-            key_id,
+            account,
+            credential: Credential::Key { key_id },
+            scopes: scopes.into_iter().collect(),
+        }
+    }
+
+    /// A principal acting through a client token.
+    pub fn for_token(
+        account: Account,
+        grant: TokenGrant,
+        scopes: impl IntoIterator<Item = Scope>,
+    ) -> Self {
+        Principal {
+            account,
+            credential: Credential::Token(grant),
             scopes: scopes.into_iter().collect(),
         }
     }
 
     /// The account's id.
     pub fn account_id(&self) -> i64 {
-        self.account_id
+        self.account.id
     }
 
-    /// The public id of the key used (safe to log).
+    /// The account, with its subscription flag and limits as read for this
+    /// request.
+    pub fn account(&self) -> &Account {
+        &self.account
+    }
+
+    /// The credential used.
+    pub fn credential(&self) -> &Credential {
+        &self.credential
+    }
+
+    /// The public id of the credential used: the key's id, or the token's
+    /// (safe to log).
+    pub fn credential_id(&self) -> &str {
+        match &self.credential {
+            Credential::Key { key_id } => key_id,
+            Credential::Token(grant) => &grant.id,
+        }
+    }
+
+    /// The id of the API key behind the request: the key used, or the key
+    /// that minted the token used.
     pub fn key_id(&self) -> &str {
-        &self.key_id
+        match &self.credential {
+            Credential::Key { key_id } => key_id,
+            Credential::Token(grant) => &grant.key_id,
+        }
+    }
+
+    /// The client token's grant, when the credential is a token.
+    pub fn token(&self) -> Option<&TokenGrant> {
+        match &self.credential {
+            Credential::Key { .. } => None,
+            Credential::Token(grant) => Some(grant),
+        }
     }
 
     /// The granted scopes.
@@ -91,31 +173,73 @@ pub fn bearer_credential(headers: &HeaderMap) -> Result<&str, ServiceError> {
     }
 }
 
-/// Authenticates a request from its headers: `ih2002` without a credential,
-/// `ih2001` for a malformed, unknown or revoked key, `ih1003` when the store
-/// cannot answer.
+/// `ih1003` for a store that cannot answer, logged with its cause.
+pub(crate) fn store_unavailable(error: &StoreError) -> ServiceError {
+    tracing::error!(%error, "the store cannot answer");
+    ServiceError::with_message(
+        ErrorCode::Ih1003,
+        "The service's store is unavailable. Retry shortly.",
+    )
+}
+
+/// Authenticates a request from its headers (`Authorization`, and `Origin`
+/// for client tokens with an origin allow-list). See
+/// [`authenticate_credential`].
 pub async fn authenticate(
-    store: &dyn KeyStore,
+    keys: &dyn KeyStore,
+    tokens: &dyn TokenStore,
     headers: &HeaderMap,
+    now: Timestamp,
 ) -> Result<Principal, ServiceError> {
     let credential = bearer_credential(headers)?;
-    if !ApiKey::is_well_formed(credential) {
-        return Err(ErrorCode::Ih2001.into());
+    authenticate_credential(keys, tokens, credential, headers, now).await
+}
+
+/// Authenticates `credential` (an API key or a client token), with the
+/// request's `headers` for the origin check:
+/// - `ih2001` for a malformed, unknown, revoked or expired key or token;
+/// - `ih2014` for a live token revoked (or whose minting key was revoked);
+/// - `ih2013` for a token with `allowed_origins` on a request whose `Origin`
+///   is absent or not listed;
+/// - `ih1003` when the store cannot answer.
+pub async fn authenticate_credential(
+    keys: &dyn KeyStore,
+    tokens: &dyn TokenStore,
+    credential: &str,
+    headers: &HeaderMap,
+    now: Timestamp,
+) -> Result<Principal, ServiceError> {
+    if ApiKey::is_well_formed(credential) {
+        authenticate_key(keys, credential).await
+    } else if ClientToken::is_well_formed(credential) {
+        authenticate_token(keys, tokens, credential, headers, now).await
+    } else {
+        Err(ErrorCode::Ih2001.into())
     }
-    let record = store
+}
+
+async fn account_of(keys: &dyn KeyStore, account_id: i64) -> Result<Account, ServiceError> {
+    match keys.account(account_id).await {
+        Ok(Some(account)) => Ok(account),
+        // A credential without its account cannot act for anyone.
+        Ok(None) => Err(ErrorCode::Ih2001.into()),
+        Err(error) => Err(store_unavailable(&error)),
+    }
+}
+
+async fn authenticate_key(
+    keys: &dyn KeyStore,
+    credential: &str,
+) -> Result<Principal, ServiceError> {
+    let record = keys
         .find_key(KeyHash::of(credential))
         .await
-        .map_err(|error| {
-            tracing::error!(%error, "the key store cannot authenticate requests");
-            ServiceError::with_message(
-                ErrorCode::Ih1003,
-                "The credential store is unavailable. Retry shortly.",
-            )
-        })?;
+        .map_err(|error| store_unavailable(&error))?;
     match record {
         Some(record) if record.status == KeyStatus::Active => {
+            let account = account_of(keys, record.account_id).await?;
             tracing::debug!(key_id = %record.id, account_id = record.account_id, "authenticated");
-            Ok(Principal::new(record.account_id, record.id, record.scopes))
+            Ok(Principal::for_key(account, record.id, record.scopes))
         }
         Some(record) => {
             tracing::debug!(key_id = %record.id, status = record.status.as_str(), "key refused");
@@ -123,6 +247,72 @@ pub async fn authenticate(
         }
         None => Err(ErrorCode::Ih2001.into()),
     }
+}
+
+async fn authenticate_token(
+    keys: &dyn KeyStore,
+    tokens: &dyn TokenStore,
+    credential: &str,
+    headers: &HeaderMap,
+    now: Timestamp,
+) -> Result<Principal, ServiceError> {
+    let record = tokens
+        .find_token(KeyHash::of(credential))
+        .await
+        .map_err(|error| store_unavailable(&error))?;
+    let Some(record) = record else {
+        return Err(ErrorCode::Ih2001.into());
+    };
+    // An expired token is simply invalid, revoked or not: its answer must not
+    // change when expired records are cleaned away.
+    if now >= record.expires_at {
+        tracing::debug!(token_id = %record.id, "token refused: expired");
+        return Err(ErrorCode::Ih2001.into());
+    }
+    if record.revoked_at.is_some() || !record.key_active {
+        tracing::debug!(token_id = %record.id, "token refused: revoked");
+        return Err(ErrorCode::Ih2014.into());
+    }
+    if let Some(allowed) = &record.caps.allowed_origins {
+        let origin = headers
+            .get(ORIGIN)
+            .and_then(|value| value.to_str().ok())
+            .and_then(normalize_origin);
+        let listed = origin
+            .as_ref()
+            .is_some_and(|origin| allowed.iter().any(|allowed| allowed == origin));
+        if !listed {
+            tracing::debug!(token_id = %record.id, "token refused: origin not allowed");
+            return Err(ServiceError::with_message(
+                ErrorCode::Ih2013,
+                if origin.is_some() {
+                    "The request's Origin is not in the client token's allowed origins."
+                } else {
+                    "This client token is limited to listed origins and the request carries no \
+                     Origin header."
+                },
+            ));
+        }
+    }
+    let account = account_of(keys, record.account_id).await?;
+    tracing::debug!(
+        token_id = %record.id,
+        key_id = %record.key_id,
+        account_id = record.account_id,
+        "authenticated"
+    );
+    let video_seconds_left = record.video_seconds_left();
+    Ok(Principal::for_token(
+        account,
+        TokenGrant {
+            id: record.id,
+            key_id: record.key_id,
+            caps: record.caps,
+            expires_at: record.expires_at,
+            video_seconds_left,
+        },
+        record.scopes,
+    ))
 }
 
 #[cfg(test)]
@@ -180,7 +370,17 @@ mod tests {
 
     #[test]
     fn scopes_must_match_exactly() {
-        let principal = Principal::new(1, "key_1".into(), [Scope::Upload, Scope::UploadInter2]);
+        let account = Account {
+            id: 1,
+            name: "acme".into(),
+            subscription_active: true,
+            limits: crate::store::AccountLimits::default(),
+        };
+        let principal = Principal::for_key(
+            account,
+            "key_1".into(),
+            [Scope::Upload, Scope::UploadInter2],
+        );
         assert!(principal.require_scope("service.upload").is_ok());
         assert!(principal.require_scope("service.upload.inter-2").is_ok());
         let refused = principal

@@ -1,11 +1,15 @@
 //! What the `attune` subcommands do. `main.rs` parses arguments and calls
 //! these, so tests drive the same code.
 
+use crate::analyzer_runner::AnalyzerRunner;
 use crate::config::Config;
+use crate::jobs::JobRunner;
 use crate::keys::Scope;
 use crate::server;
+use crate::services::Services;
 use crate::store::{AccountLimits, CreatedKey, KeyRecord, KeyStore, SqliteStore, StoreError};
 use std::io::{self, Write};
+use std::sync::Arc;
 use time::format_description::well_known::Rfc3339;
 use tokio::net::TcpListener;
 
@@ -32,6 +36,12 @@ pub enum CommandError {
     Output(#[from] io::Error),
 }
 
+/// The analysis this build serves uploads with: attune-core's rule analyzer,
+/// in-process.
+pub fn production_runner(config: &Config) -> Arc<dyn JobRunner> {
+    Arc::new(AnalyzerRunner::new(config.max_media_duration))
+}
+
 /// `attune serve`: opens the store (creating a development key if it holds
 /// none, printed once to `out`), binds `config.bind` and serves until ctrl-c
 /// or SIGTERM.
@@ -47,7 +57,8 @@ pub async fn serve(config: Config, out: &mut (dyn Write + Send)) -> Result<(), C
             addr: config.bind,
             source,
         })?;
-    server::run(listener, config, server::shutdown_signal()).await;
+    let services = Services::new(store, production_runner(&config));
+    server::run(listener, config, services, server::shutdown_signal()).await;
     Ok(())
 }
 

@@ -11,6 +11,7 @@
 //! | `store_path` / `ATTUNE_STORE_PATH` | `./attune-data/attune.sqlite3` |
 //! | `max_connections` / `ATTUNE_MAX_CONNECTIONS` | `1024` |
 //! | `workers` / `ATTUNE_WORKERS` | the number of CPUs |
+//! | `max_jobs` / `ATTUNE_MAX_JOBS` | `64` (at least `workers`) |
 //! | `max_media_duration_seconds` / `ATTUNE_MAX_MEDIA_DURATION_SECONDS` | `1800` |
 //! | `max_upload_bytes` / `ATTUNE_MAX_UPLOAD_BYTES` | `33554432` |
 //! | `shutdown_grace_seconds` / `ATTUNE_SHUTDOWN_GRACE_SECONDS` | `30` |
@@ -45,6 +46,9 @@ pub struct Config {
     pub max_connections: usize,
     /// Analysis workers.
     pub workers: usize,
+    /// Jobs (v2 jobs and v1 analyses, queued or running) the instance holds
+    /// at most; a submission beyond answers `ih1002`.
+    pub max_jobs: usize,
     /// Longest media accepted for analysis (`ih4004` beyond).
     pub max_media_duration: Duration,
     /// Largest upload accepted (`ih4003` beyond).
@@ -105,6 +109,8 @@ pub struct ConfigLayer {
     pub max_connections: Option<usize>,
     /// See [`Config::workers`].
     pub workers: Option<usize>,
+    /// See [`Config::max_jobs`].
+    pub max_jobs: Option<usize>,
     /// See [`Config::max_media_duration`], in seconds.
     pub max_media_duration_seconds: Option<u64>,
     /// See [`Config::max_upload_bytes`].
@@ -119,6 +125,8 @@ pub const DEFAULT_BIND: &str = "127.0.0.1:8080";
 pub const DEFAULT_STORE_PATH: &str = "./attune-data/attune.sqlite3";
 /// Default connection limit.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// Default number of jobs an instance holds.
+pub const DEFAULT_MAX_JOBS: usize = 64;
 /// Default maximum media duration: the interface's 30 minutes.
 pub const DEFAULT_MAX_MEDIA_DURATION_SECONDS: u64 = 1800;
 /// Default maximum upload size: the interface's 32 MB.
@@ -173,6 +181,7 @@ impl ConfigLayer {
                 "STORE_PATH" => layer.store_path = Some(PathBuf::from(value)),
                 "MAX_CONNECTIONS" => layer.max_connections = Some(parse(&name, value)?),
                 "WORKERS" => layer.workers = Some(parse(&name, value)?),
+                "MAX_JOBS" => layer.max_jobs = Some(parse(&name, value)?),
                 "MAX_MEDIA_DURATION_SECONDS" => {
                     layer.max_media_duration_seconds = Some(parse(&name, value)?)
                 }
@@ -196,6 +205,7 @@ impl ConfigLayer {
             store_path: over.store_path.or(self.store_path),
             max_connections: over.max_connections.or(self.max_connections),
             workers: over.workers.or(self.workers),
+            max_jobs: over.max_jobs.or(self.max_jobs),
             max_media_duration_seconds: over
                 .max_media_duration_seconds
                 .or(self.max_media_duration_seconds),
@@ -271,6 +281,8 @@ impl Config {
             Some(workers) => workers,
             None => std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
         };
+        let workers = at_least_one("workers", workers)?;
+        let max_jobs = at_least_one("max_jobs", layer.max_jobs.unwrap_or(DEFAULT_MAX_JOBS))?;
         Ok(Config {
             bind,
             base_url,
@@ -283,7 +295,8 @@ impl Config {
                 "max_connections",
                 layer.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS),
             )?,
-            workers: at_least_one("workers", workers)?,
+            workers,
+            max_jobs: max_jobs.max(workers),
             max_media_duration: Duration::from_secs(at_least_one(
                 "max_media_duration_seconds",
                 layer
@@ -351,6 +364,7 @@ mod tests {
         );
         assert_eq!(config.max_connections, 1024);
         assert!(config.workers >= 1);
+        assert_eq!(config.max_jobs, 64.max(config.workers));
         assert_eq!(config.max_media_duration, Duration::from_secs(1800));
         assert_eq!(config.max_upload_bytes, 33_554_432);
         assert_eq!(config.shutdown_grace, Duration::from_secs(30));

@@ -77,6 +77,17 @@ impl HttpError {
         &self.error
     }
 
+    /// The `Retry-After` delay set on this error, if any (the defaults for
+    /// `ih1002` and `ih3001` are added when the response is written).
+    pub fn retry_after_delay(&self) -> Option<Duration> {
+        self.retry_after
+    }
+
+    /// The body's `reset_time`, if set.
+    pub fn reset_time(&self) -> Option<Timestamp> {
+        self.reset_time
+    }
+
     /// The HTTP status: the override, else the catalog's, else 500 for codes
     /// that have no HTTP form (they are a server bug if they reach here).
     pub fn status(&self) -> StatusCode {

@@ -23,6 +23,21 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     out
 }
 
+/// A new v2 job id: 128 random bits as 32 lowercase hex characters, so job
+/// ids cannot be guessed or enumerated.
+pub fn new_job_id() -> String {
+    hex(&random_bytes::<16>())
+}
+
+/// Whether `text` has the shape of a job id; other paths are answered
+/// without a store lookup.
+pub fn is_job_id(text: &str) -> bool {
+    text.len() == 32
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 /// The id of one HTTP request, sent back in `X-Correlation-ID` and written in
 /// every log line about the request, so a user quoting it to support leads
 /// straight to those lines.
@@ -63,6 +78,15 @@ mod tests {
     #[test]
     fn hex_spells_every_nibble() {
         assert_eq!(hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
+    }
+
+    #[test]
+    fn job_ids_are_32_lowercase_hex_characters_and_differ() {
+        let a = new_job_id();
+        assert!(is_job_id(&a), "{a}");
+        assert_ne!(a, new_job_id());
+        assert!(!is_job_id(&"A".repeat(32)));
+        assert!(!is_job_id(&a[1..]));
     }
 
     #[test]

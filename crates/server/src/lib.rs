@@ -6,24 +6,44 @@
 //! shutdown future resolves, [`commands`] holds what each subcommand does.
 #![deny(missing_docs)]
 
+mod analyzer_runner;
 pub mod auth;
+pub mod body;
+mod client_tokens;
+pub mod clock;
 pub mod commands;
 pub mod config;
 pub mod http_error;
 pub mod ids;
+pub mod jobs;
 pub mod keys;
+pub mod limits;
 pub mod logging;
 pub mod redact;
 pub mod routes;
 pub mod server;
+pub mod services;
 pub mod store;
+pub mod tokens;
+pub mod upload_form;
+mod uploads;
 
-pub use auth::{authenticate, Principal};
+pub use analyzer_runner::AnalyzerRunner;
+pub use auth::{authenticate, authenticate_credential, Credential, Principal, TokenGrant};
+pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{Config, ConfigError, ConfigLayer};
 pub use http_error::{error_response, HttpError};
 pub use ids::CorrelationId;
+pub use jobs::{
+    JobInput, JobRunner, NoBackendRunner, UploadFile, UploadRequest, UploadRoute, ValidatedMedia,
+    WorkerPool,
+};
 pub use keys::{ApiKey, KeyHash, Scope, UnknownScope};
 pub use server::{run, spawn, ServerHandle};
+pub use services::Services;
 pub use store::{
-    Account, AccountLimits, CreatedKey, KeyRecord, KeyStatus, KeyStore, SqliteStore, StoreError,
+    Account, AccountLimits, BudgetOutcome, CreatedKey, JobRecord, JobStore, KeyRecord, KeyStatus,
+    KeyStore, NewJob, NewToken, QuotaOutcome, SqliteStore, StoreError, TokenCaps, TokenRecord,
+    TokenStore, Usage, UsageStore,
 };
+pub use tokens::ClientToken;

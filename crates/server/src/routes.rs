@@ -1,5 +1,11 @@
 //! Request handling: a correlation id for every request, the route table,
-//! and one log line per request.
+//! admission (credential, subscription, per-account request limits) and one
+//! log line per request.
+//!
+//! Every API route is admitted in the same order: credential (`ih2002`,
+//! `ih2001`, `ih2014`, `ih2013`), subscription (`ih3005`), concurrent
+//! requests (`ih3002`), requests per minute (`ih3001`); then the route checks
+//! its scope and its own rules.
 //!
 //! Routing is a match on the path rather than a framework router: the route
 //! set is small and fixed by the interface, and every failure (unknown path,
@@ -7,15 +13,25 @@
 //! with the request's correlation id, which a framework's own rejections would
 //! have to be intercepted to do.
 
+use crate::auth::{authenticate, authenticate_credential, bearer_credential, Principal};
 use crate::http_error::{Body, HttpError};
 use crate::ids::CorrelationId;
+use crate::jobs::WorkerPool;
+use crate::limits::{check_subscription, RequestLimiter, RequestPermit};
 use crate::redact::{self, RedactedHeaders};
+use crate::services::Services;
+use crate::{client_tokens, uploads};
+use attune_core::wire::Timestamp;
 use attune_core::{ErrorCode, ServiceError};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use hyper::header::{HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
+use hyper::header::{
+    HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE,
+};
 use hyper::{Method, Request, Response, StatusCode};
+use serde::Serialize;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tracing::Instrument;
 
@@ -35,42 +51,234 @@ const LEGACY_AUTH_BODY_TIMEOUT: Duration = Duration::from_secs(10);
 const GET: &[Method] = &[Method::GET, Method::HEAD];
 const POST: &[Method] = &[Method::POST];
 
+/// The OpenAPI 3.1 document of these routes, served at `GET /openapi.json`.
+pub const OPENAPI_JSON: &str = include_str!("../openapi.json");
+
 /// The endpoints this server answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Endpoint {
     /// `GET /healthz`: liveness for load balancers and orchestrators.
     Healthz,
+    /// `GET /openapi.json`: the OpenAPI document.
+    OpenApi,
     /// `POST /auth`: the retired key_id/key_secret exchange.
     LegacyAuth,
+    /// `POST /v1/client_tokens`.
+    MintToken,
+    /// `POST /v1/client_tokens/revoke`.
+    RevokeToken,
+    /// `POST /v1/upload/analyze`.
+    UploadV1,
+    /// `POST /v2/upload/analyze`.
+    UploadV2,
+    /// `GET /v2/upload/jobs/{job_id}`.
+    Job,
 }
 
-impl Endpoint {
-    fn resolve(path: &str) -> Option<Endpoint> {
-        match path {
-            "/healthz" => Some(Endpoint::Healthz),
-            "/auth" => Some(Endpoint::LegacyAuth),
-            _ => None,
-        }
+/// One route: a path template and the methods it answers.
+///
+/// A template segment `{name}` matches any one non-empty path segment; the
+/// rest match literally.
+#[derive(Debug, Clone, Copy)]
+pub struct Route {
+    path: &'static str,
+    methods: &'static [Method],
+    endpoint: Endpoint,
+}
+
+impl Route {
+    /// The path template, as the OpenAPI document spells it (e.g.
+    /// `/v2/upload/jobs/{job_id}`).
+    pub fn path(&self) -> &'static str {
+        self.path
     }
 
-    fn methods(self) -> &'static [Method] {
-        match self {
-            Endpoint::Healthz => GET,
-            Endpoint::LegacyAuth => POST,
+    /// The methods answered; any other answers 405 with `Allow`.
+    pub fn methods(&self) -> &'static [Method] {
+        self.methods
+    }
+
+    /// Whether `path` matches the template; answers the value of its
+    /// `{...}` segment, if it has one.
+    fn capture<'p>(&self, path: &'p str) -> Option<Option<&'p str>> {
+        let mut captured = None;
+        let mut template = self.path.split('/');
+        let mut segments = path.split('/');
+        loop {
+            match (template.next(), segments.next()) {
+                (None, None) => return Some(captured),
+                (Some(pattern), Some(segment))
+                    if pattern.starts_with('{') && pattern.ends_with('}') =>
+                {
+                    if segment.is_empty() {
+                        return None;
+                    }
+                    captured = Some(segment);
+                }
+                (Some(pattern), Some(segment)) if pattern == segment => {}
+                _ => return None,
+            }
         }
     }
+}
+
+/// The route table: what [`App`] dispatches on, and what the OpenAPI test
+/// checks the document against.
+pub const ROUTES: &[Route] = &[
+    Route {
+        path: "/healthz",
+        methods: GET,
+        endpoint: Endpoint::Healthz,
+    },
+    Route {
+        path: "/openapi.json",
+        methods: GET,
+        endpoint: Endpoint::OpenApi,
+    },
+    Route {
+        path: "/auth",
+        methods: POST,
+        endpoint: Endpoint::LegacyAuth,
+    },
+    Route {
+        path: "/v1/client_tokens",
+        methods: POST,
+        endpoint: Endpoint::MintToken,
+    },
+    Route {
+        path: "/v1/client_tokens/revoke",
+        methods: POST,
+        endpoint: Endpoint::RevokeToken,
+    },
+    Route {
+        path: "/v1/upload/analyze",
+        methods: POST,
+        endpoint: Endpoint::UploadV1,
+    },
+    Route {
+        path: "/v2/upload/analyze",
+        methods: POST,
+        endpoint: Endpoint::UploadV2,
+    },
+    Route {
+        path: "/v2/upload/jobs/{job_id}",
+        methods: GET,
+        endpoint: Endpoint::Job,
+    },
+];
+
+/// The route `path` belongs to, with the value of its path parameter.
+fn resolve(path: &str) -> Option<(&'static Route, Option<&str>)> {
+    ROUTES
+        .iter()
+        .find_map(|route| route.capture(path).map(|param| (route, param)))
+}
+
+/// An authenticated request admitted past its account's limits.
+#[derive(Debug)]
+pub(crate) struct Caller {
+    /// Who it acts for.
+    pub(crate) principal: Principal,
+    /// When it was admitted, by the server's clock.
+    pub(crate) now: Timestamp,
+    /// Its place among the account's concurrent requests, freed when the
+    /// handler returns.
+    _permit: RequestPermit,
 }
 
 /// What every request handler shares.
-#[derive(Debug)]
 pub(crate) struct App {
     /// Base of the `link` in error bodies.
-    docs_url: String,
+    pub(crate) docs_url: String,
+    /// Largest upload accepted.
+    pub(crate) max_upload_bytes: u64,
+    /// Stores, runner and clock.
+    pub(crate) services: Services,
+    /// Per-account request limits of this instance.
+    pub(crate) limiter: Arc<RequestLimiter>,
+    /// The analysis workers.
+    pub(crate) pool: WorkerPool,
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App")
+            .field("docs_url", &self.docs_url)
+            .field("pool", &self.pool)
+            .finish_non_exhaustive()
+    }
 }
 
 impl App {
-    pub(crate) fn new(docs_url: String) -> App {
-        App { docs_url }
+    pub(crate) fn new(
+        docs_url: String,
+        max_upload_bytes: u64,
+        services: Services,
+        pool: WorkerPool,
+    ) -> App {
+        App {
+            docs_url,
+            max_upload_bytes,
+            services,
+            limiter: Arc::new(RequestLimiter::new()),
+            pool,
+        }
+    }
+
+    /// Authenticates a request by its `Authorization` header and admits it
+    /// past its account's subscription check and request limits.
+    pub(crate) async fn admit(&self, headers: &HeaderMap) -> Result<Caller, HttpError> {
+        let now = self.services.clock.now();
+        let principal = authenticate(
+            self.services.keys.as_ref(),
+            self.services.tokens.as_ref(),
+            headers,
+            now,
+        )
+        .await?;
+        self.admit_principal(principal, now)
+    }
+
+    /// Like [`App::admit`] for the client-token routes, whose API key comes
+    /// from `Authorization` or, for clients that send it there, the body's
+    /// `api_key`. A client token cannot stand in for the key (`ih2003`).
+    pub(crate) async fn admit_key(
+        &self,
+        headers: &HeaderMap,
+        body_key: Option<&str>,
+    ) -> Result<Caller, HttpError> {
+        let now = self.services.clock.now();
+        let body_key = body_key.map(str::trim).filter(|key| !key.is_empty());
+        let credential = match (headers.contains_key(AUTHORIZATION), body_key) {
+            (false, Some(key)) => key,
+            (true, Some(key)) if bearer_credential(headers).is_err() => key,
+            _ => bearer_credential(headers)?,
+        };
+        let principal = authenticate_credential(
+            self.services.keys.as_ref(),
+            self.services.tokens.as_ref(),
+            credential,
+            headers,
+            now,
+        )
+        .await?;
+        if principal.token().is_some() {
+            return Err(HttpError::new(ServiceError::with_message(
+                ErrorCode::Ih2003,
+                "Client tokens are minted and revoked with an API key, not with a client token.",
+            )));
+        }
+        self.admit_principal(principal, now)
+    }
+
+    fn admit_principal(&self, principal: Principal, now: Timestamp) -> Result<Caller, HttpError> {
+        check_subscription(principal.account())?;
+        let permit = self.limiter.admit(principal.account(), now)?;
+        Ok(Caller {
+            principal,
+            now,
+            _permit: permit,
+        })
     }
 
     /// Answers one request. Every response, errors included, carries
@@ -97,16 +305,17 @@ impl App {
             headers = %RedactedHeaders(request.headers()),
             "request received"
         );
-        let (mut response, error_id) = match self.route(request).instrument(span).await {
-            Ok(response) => (response, None),
-            Err(error) => {
-                let code = error.service_error().code;
-                (
-                    error.into_response(&correlation_id, &self.docs_url),
-                    Some(code),
-                )
-            }
-        };
+        let (mut response, error_id) =
+            match self.route(request, &correlation_id).instrument(span).await {
+                Ok(response) => (response, None),
+                Err(error) => {
+                    let code = error.service_error().code;
+                    (
+                        error.into_response(&correlation_id, &self.docs_url),
+                        Some(code),
+                    )
+                }
+            };
         response.headers_mut().insert(
             X_CORRELATION_ID,
             HeaderValue::from_str(correlation_id.as_str()).expect("hex is a valid header value"),
@@ -125,19 +334,50 @@ impl App {
         response
     }
 
-    async fn route(&self, request: Request<Incoming>) -> Result<Response<Body>, HttpError> {
-        let path = request.uri().path();
-        let Some(endpoint) = Endpoint::resolve(path) else {
+    async fn route(
+        &self,
+        request: Request<Incoming>,
+        correlation_id: &CorrelationId,
+    ) -> Result<Response<Body>, HttpError> {
+        let Some((route, param)) = resolve(request.uri().path()) else {
             return Err(not_found(request.uri()));
         };
-        if !endpoint.methods().contains(request.method()) {
-            return Err(method_not_allowed(endpoint, &request));
+        if !route.methods.contains(request.method()) {
+            return Err(method_not_allowed(route, &request));
         }
-        match endpoint {
+        match route.endpoint {
             Endpoint::Healthz => Ok(healthz()),
+            Endpoint::OpenApi => Ok(openapi()),
             Endpoint::LegacyAuth => Err(legacy_auth(request.into_body()).await),
+            Endpoint::MintToken => client_tokens::mint(self, request).await,
+            Endpoint::RevokeToken => client_tokens::revoke(self, request).await,
+            Endpoint::UploadV1 => {
+                let caller = self.admit(request.headers()).await?;
+                uploads::analyze_v1(self, &caller, request).await
+            }
+            Endpoint::UploadV2 => {
+                let caller = self.admit(request.headers()).await?;
+                uploads::submit_v2(self, &caller, correlation_id, request).await
+            }
+            Endpoint::Job => {
+                let caller = self.admit(request.headers()).await?;
+                let job_id = param.unwrap_or_default().to_owned();
+                uploads::read_job(self, &caller, &job_id).await
+            }
         }
     }
+}
+
+/// A JSON response with `status`.
+pub(crate) fn json_response(status: StatusCode, body: &impl Serialize) -> Response<Body> {
+    // The wire types serialise plain data with string keys: this cannot fail.
+    let json = serde_json::to_vec(body).expect("wire types serialise");
+    let mut response = Response::new(Full::new(Bytes::from(json)));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
 }
 
 fn not_found(uri: &hyper::Uri) -> HttpError {
@@ -148,9 +388,9 @@ fn not_found(uri: &hyper::Uri) -> HttpError {
     .with_status(StatusCode::NOT_FOUND)
 }
 
-fn method_not_allowed(endpoint: Endpoint, request: &Request<Incoming>) -> HttpError {
-    let allowed = endpoint
-        .methods()
+fn method_not_allowed(route: &Route, request: &Request<Incoming>) -> HttpError {
+    let allowed = route
+        .methods
         .iter()
         .map(Method::as_str)
         .collect::<Vec<_>>()
@@ -164,7 +404,7 @@ fn method_not_allowed(endpoint: Endpoint, request: &Request<Incoming>) -> HttpEr
         ),
     ))
     .with_status(StatusCode::METHOD_NOT_ALLOWED)
-    .with_allow(endpoint.methods())
+    .with_allow(route.methods)
 }
 
 fn healthz() -> Response<Body> {
@@ -172,6 +412,15 @@ fn healthz() -> Response<Body> {
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// The document changes only with the binary, so caches may keep it a while.
+fn openapi() -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from_static(OPENAPI_JSON.as_bytes())));
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("public, max-age=300"));
     response
 }
 

@@ -8,7 +8,9 @@
 //! running.
 
 use crate::config::Config;
+use crate::jobs::WorkerPool;
 use crate::routes::App;
+use crate::services::Services;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -50,13 +52,24 @@ struct Listener {
     app: Arc<App>,
 }
 
-/// Serves HTTP on `listener` until `shutdown` resolves, then shuts down
-/// gracefully within `config.shutdown_grace`.
+/// Serves HTTP on `listener` with `services` until `shutdown` resolves, then
+/// shuts down gracefully within `config.shutdown_grace`.
+///
+/// Before serving, jobs left `queued` or `running` by a previous process are
+/// marked `failed` with `ih1004` (jobs are not resumed). At shutdown, jobs
+/// still waiting for a worker are failed the same way; running analyses are
+/// left to finish if the process lives on.
 ///
 /// HTTP/1.1 only: WebSocket streams need its `Upgrade`, clients do not speak
 /// cleartext HTTP/2, and TLS (where HTTP/2 would be negotiated) is left to a
 /// proxy in front.
-pub async fn run(listener: TcpListener, config: Config, shutdown: impl Future) {
+pub async fn run(listener: TcpListener, config: Config, services: Services, shutdown: impl Future) {
+    recover_jobs(&services).await;
+    let pool = WorkerPool::new(
+        Arc::clone(&services.runner),
+        config.workers,
+        config.max_jobs,
+    );
     let mut http = http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(HEADER_READ_TIMEOUT)
@@ -68,7 +81,12 @@ pub async fn run(listener: TcpListener, config: Config, shutdown: impl Future) {
         notify_shutdown,
         connections: JoinSet::new(),
         http,
-        app: Arc::new(App::new(config.docs_url.clone())),
+        app: Arc::new(App::new(
+            config.docs_url.clone(),
+            config.max_upload_bytes,
+            services,
+            pool.clone(),
+        )),
     };
     if let Ok(addr) = server.listener.local_addr() {
         tracing::info!(%addr, base_url = %config.base_url, "listening");
@@ -86,6 +104,7 @@ pub async fn run(listener: TcpListener, config: Config, shutdown: impl Future) {
         ..
     } = server;
     drop(listener);
+    pool.close();
     notify_shutdown.send_replace(true);
     let drained = tokio::time::timeout(config.shutdown_grace, async {
         while connections.join_next().await.is_some() {}
@@ -101,6 +120,24 @@ pub async fn run(listener: TcpListener, config: Config, shutdown: impl Future) {
             );
             connections.shutdown().await;
         }
+    }
+}
+
+/// Marks the jobs a previous process left unfinished as interrupted, and
+/// forgets expired ones. A store that cannot answer is logged, not fatal:
+/// requests needing it answer `ih1003` until it is back.
+async fn recover_jobs(services: &Services) {
+    let now = services.clock.now();
+    match services.jobs.mark_interrupted(now).await {
+        Ok(0) => {}
+        Ok(count) => tracing::warn!(
+            count,
+            "jobs interrupted by the previous shutdown marked failed"
+        ),
+        Err(error) => tracing::error!(%error, "cannot mark interrupted jobs"),
+    }
+    if let Err(error) = services.jobs.purge_expired(now).await {
+        tracing::warn!(%error, "cannot purge expired jobs");
     }
 }
 
@@ -204,13 +241,14 @@ pub struct ServerHandle {
     task: JoinHandle<()>,
 }
 
-/// Binds `config.bind` (port 0 picks a free port) and runs the server on a
-/// new task until [`ServerHandle::shutdown`] is called or the handle dropped.
-pub async fn spawn(config: Config) -> io::Result<ServerHandle> {
+/// Binds `config.bind` (port 0 picks a free port) and runs the server with
+/// `services` on a new task until [`ServerHandle::shutdown`] is called or the
+/// handle dropped.
+pub async fn spawn(config: Config, services: Services) -> io::Result<ServerHandle> {
     let listener = TcpListener::bind(config.bind).await?;
     let local_addr = listener.local_addr()?;
     let (shutdown, stop) = oneshot::channel::<()>();
-    let task = tokio::spawn(run(listener, config, async move {
+    let task = tokio::spawn(run(listener, config, services, async move {
         // A dropped handle resolves this too, so an abandoned server stops.
         let _ = stop.await;
     }));

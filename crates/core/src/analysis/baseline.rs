@@ -8,7 +8,11 @@
 //! population norms and later ones against the speaker's own habits. A
 //! measurement with no sensible population norm (loudness depends on the
 //! microphone, mean pitch on the speaker) has `prior_weight` 0: it yields no
-//! z-score until the speaker has been heard once.
+//! z-score until the speaker has been heard in [`MIN_OBSERVATIONS`] windows,
+//! since one window says nothing about how much a speaker varies.
+
+/// Observations (prior weight included) a baseline needs before it judges.
+pub const MIN_OBSERVATIONS: f64 = 2.0;
 
 /// A population norm: mean, standard deviation and how many windows it is
 /// worth against the speaker's own observations.
@@ -73,9 +77,10 @@ impl Baseline {
     }
 
     /// How many spreads `value` lies above (positive) or below the baseline,
-    /// or `None` when there is no baseline yet or the value is not finite.
+    /// or `None` when the baseline rests on fewer than [`MIN_OBSERVATIONS`]
+    /// or the value is not finite.
     pub fn z(&self, value: f64) -> Option<f64> {
-        if !value.is_finite() {
+        if !value.is_finite() || self.prior.weight + self.n < MIN_OBSERVATIONS {
             return None;
         }
         let mean = self.mean()?;
@@ -122,7 +127,7 @@ mod tests {
     }
 
     #[test]
-    fn without_a_prior_there_is_no_z_until_heard() {
+    fn without_a_prior_there_is_no_z_until_heard_twice() {
         let mut b = Baseline::new(Prior {
             mean: 0.0,
             sd: 3.0,
@@ -131,14 +136,16 @@ mod tests {
         });
         assert_eq!(b.z(-20.0), None);
         b.observe(-20.0);
+        assert_eq!(b.z(-20.0), None, "one window says nothing about spread");
+        b.observe(-20.0);
         assert_eq!(b.z(-20.0), Some(0.0));
         assert_eq!(
             b.sd(),
             1.5,
-            "the floor holds a single observation's zero spread"
+            "the floor holds a steady speaker's zero spread"
         );
         assert_eq!(b.z(-17.0), Some(2.0));
         b.observe(f64::NAN);
-        assert_eq!(b.count(), 1.0);
+        assert_eq!(b.count(), 2.0);
     }
 }

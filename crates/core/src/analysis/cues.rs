@@ -133,12 +133,13 @@ impl Default for SpeakerBaselines {
                 weight: 2.0,
                 sd_floor: 1.0,
             }),
-            // Loudness depends on the microphone: no prior; 1.5 dB floor.
+            // Loudness depends on the microphone: no prior; 2 dB floor (a
+            // just-noticeable change in level is about 1 dB).
             loudness: Baseline::new(Prior {
                 mean: 0.0,
                 sd: 3.0,
                 weight: 0.0,
-                sd_floor: 1.5,
+                sd_floor: 2.0,
             }),
             jitter: Baseline::new(Prior {
                 mean: 0.0,
@@ -350,11 +351,15 @@ impl SpeakerBaselines {
                 );
             }
         }
-        if a.overlap_seconds >= 0.2 {
+        if a.overlaps > 0 {
             push(
                 Cue::Overlap,
-                a.overlap_seconds / 0.8,
-                format!("{:.1} s of overlapping speech", a.overlap_seconds),
+                f64::from(a.overlaps) / 2.0,
+                format!(
+                    "{} change{} of speaker with no silence between the voices",
+                    a.overlaps,
+                    if a.overlaps == 1 { "" } else { "s" }
+                ),
             );
         }
         if a.backchannels > 0 {

@@ -47,8 +47,9 @@ pub struct AudioMeasures {
     pub turns: u32,
     /// Share of speech by the speaker who talked most, 0..=1.
     pub dominant_share: Option<f64>,
-    /// Seconds where both speakers talk at once.
-    pub overlap_seconds: Seconds,
+    /// Speaker changes with no silence between the voices (overlaps and
+    /// interruptions).
+    pub overlaps: u32,
     /// Mean silence between a turn's end and the next speaker's start, seconds.
     pub response_latency: Option<f64>,
     /// Turns under 1 s by a speaker between two turns of the other

@@ -27,8 +27,7 @@ pub use events::{
 };
 pub use frames::{
     AudioEncoding, AudioFormat, ClientFrame, Endpoint, FrameError, RealtimeConfig, SessionClose,
-    MAX_INSTRUCTIONS_CHARS,
-    StreamConfig, TranscriptUpdated,
+    StreamConfig, TranscriptUpdated, MAX_INSTRUCTIONS_CHARS,
 };
 pub use resources::{
     AnalysisResult, ClientTokenRequest, ClientTokenResponse, ClientTokenRevokeRequest,

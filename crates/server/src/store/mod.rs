@@ -1,10 +1,19 @@
-//! Accounts and API keys behind the [`KeyStore`] trait, so the embedded SQLite
-//! store and a PostgreSQL store for multi-instance deployments are
+//! Accounts, API keys, client tokens, usage and jobs behind the [`KeyStore`],
+//! [`TokenStore`], [`UsageStore`] and [`JobStore`] traits, so the embedded
+//! SQLite store and a PostgreSQL store for multi-instance deployments are
 //! interchangeable.
 
+mod jobs;
 mod sqlite;
+mod sqlite_jobs;
+mod sqlite_tokens;
+mod tokens;
+mod usage;
 
+pub use jobs::{JobRecord, JobStore, NewJob};
 pub use sqlite::SqliteStore;
+pub use tokens::{BudgetOutcome, NewToken, TokenCaps, TokenRecord, TokenStore};
+pub use usage::{QuotaOutcome, Usage, UsageStore};
 
 use crate::keys::{ApiKey, KeyHash, Scope};
 use std::error::Error as StdError;
@@ -26,6 +35,9 @@ pub enum StoreError {
     /// No account has this id.
     #[error("no account has the id {0}")]
     UnknownAccount(i64),
+    /// No job has this id.
+    #[error("no job has the id `{0}`")]
+    UnknownJob(String),
     /// An account name that the store will not accept.
     #[error("invalid account name `{0}`: use 1 to 64 letters, digits, `.`, `_` or `-`")]
     InvalidAccountName(String),
@@ -39,8 +51,9 @@ pub enum StoreError {
     Incompatible(String),
 }
 
-/// Per-account limits. They are stored with the account; enforcement comes
-/// with the routes that consume them.
+/// Per-account limits, stored with the account. Requests per minute and
+/// concurrent requests are counted in memory by each server instance; the
+/// quotas are counted in the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AccountLimits {
     /// Requests accepted per minute (`ih3001` beyond).
@@ -175,4 +188,16 @@ pub trait KeyStore: Send + Sync {
 
     /// How many keys were ever created, revoked ones included.
     fn key_count(&self) -> StoreFuture<'_, u64>;
+
+    /// The account with id `account_id`.
+    fn account(&self, account_id: i64) -> StoreFuture<'_, Option<Account>>;
+
+    /// Sets an account's subscription flag and limits, answering the updated
+    /// account.
+    fn update_account(
+        &self,
+        account_id: i64,
+        subscription_active: bool,
+        limits: AccountLimits,
+    ) -> StoreFuture<'_, Account>;
 }

@@ -2,7 +2,8 @@
 //! run on tokio's blocking pool.
 
 use super::{
-    Account, AccountLimits, CreatedKey, KeyRecord, KeyStatus, KeyStore, StoreError, StoreFuture,
+    Account, AccountLimits, CreatedKey, KeyRecord, KeyStatus, KeyStore, QuotaOutcome, StoreError,
+    StoreFuture, Usage, UsageStore,
 };
 use crate::ids::{hex, random_bytes};
 use crate::keys::{ApiKey, KeyHash, Scope};
@@ -10,7 +11,7 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
-use time::OffsetDateTime;
+use time::{Date, OffsetDateTime};
 
 /// Schema steps in order; `PRAGMA user_version` records how many were applied,
 /// so opening a store applies only the ones it lacks. Never edit a step that
@@ -37,6 +38,49 @@ const MIGRATIONS: &[&str] = &[
         created_at INTEGER NOT NULL,
         revoked_at INTEGER
     ) STRICT;",
+    // 2: usage, client tokens and jobs. Times here are Unix milliseconds, the
+    // precision of the interface's date-times.
+    "ALTER TABLE accounts ADD COLUMN analysis_seconds_used REAL NOT NULL DEFAULT 0;
+    CREATE TABLE daily_usage (
+        account_id INTEGER NOT NULL REFERENCES accounts(id),
+        day TEXT NOT NULL,
+        seconds REAL NOT NULL,
+        PRIMARY KEY (account_id, day)
+    ) STRICT;
+    CREATE TABLE client_tokens (
+        id TEXT PRIMARY KEY,
+        token_hash BLOB NOT NULL UNIQUE,
+        account_id INTEGER NOT NULL REFERENCES accounts(id),
+        key_id TEXT NOT NULL REFERENCES api_keys(id),
+        scopes TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        revoked_at INTEGER,
+        max_duration_seconds INTEGER,
+        max_bytes INTEGER,
+        max_concurrent INTEGER NOT NULL,
+        max_video_seconds REAL,
+        allowed_origins TEXT,
+        video_seconds_used REAL NOT NULL DEFAULT 0
+    ) STRICT;
+    CREATE TABLE jobs (
+        id TEXT PRIMARY KEY,
+        account_id INTEGER NOT NULL REFERENCES accounts(id),
+        model TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'completed', 'failed')),
+        correlation_id TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        result TEXT,
+        error_code TEXT,
+        error_message TEXT,
+        billed_seconds REAL NOT NULL,
+        billed_day TEXT NOT NULL,
+        token_id TEXT
+    ) STRICT;
+    CREATE INDEX jobs_unfinished ON jobs(status) WHERE status IN ('queued', 'running');
+    CREATE INDEX jobs_expires_at ON jobs(expires_at);",
 ];
 
 /// How long a writer waits for another process (say `attune keys create`
@@ -88,7 +132,7 @@ impl SqliteStore {
 
     /// Runs `f` with the connection on the blocking pool, so SQLite's
     /// synchronous I/O never stalls an async worker thread.
-    async fn call<T, F>(&self, f: F) -> Result<T, StoreError>
+    pub(super) async fn call<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
@@ -155,7 +199,7 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
-fn now_seconds() -> i64 {
+pub(super) fn now_seconds() -> i64 {
     OffsetDateTime::now_utc().unix_timestamp()
 }
 
@@ -164,20 +208,20 @@ fn datetime(seconds: i64) -> Result<OffsetDateTime, StoreError> {
         .map_err(|_| StoreError::Incompatible(format!("timestamp {seconds} out of range")))
 }
 
-fn to_sql_int(value: u64) -> i64 {
+pub(super) fn to_sql_int(value: u64) -> i64 {
     // Limits come from this build's own types; anything above i64::MAX is
     // "unlimited" in every practical sense.
     i64::try_from(value).unwrap_or(i64::MAX)
 }
 
-fn from_sql_int<T: TryFrom<i64>>(value: i64, column: &str) -> Result<T, StoreError> {
+pub(super) fn from_sql_int<T: TryFrom<i64>>(value: i64, column: &str) -> Result<T, StoreError> {
     T::try_from(value)
         .map_err(|_| StoreError::Incompatible(format!("{column} holds {value}, out of range")))
 }
 
 /// Scopes as stored: the wire spellings separated by spaces, as in an OAuth
 /// `scope` string.
-fn join_scopes(scopes: &[Scope]) -> String {
+pub(super) fn join_scopes(scopes: &[Scope]) -> String {
     scopes
         .iter()
         .map(|scope| scope.as_str())
@@ -185,7 +229,7 @@ fn join_scopes(scopes: &[Scope]) -> String {
         .join(" ")
 }
 
-fn split_scopes(text: &str) -> Result<Vec<Scope>, StoreError> {
+pub(super) fn split_scopes(text: &str) -> Result<Vec<Scope>, StoreError> {
     text.split_whitespace()
         .map(|name| {
             name.parse()
@@ -255,29 +299,44 @@ fn key_by_id(conn: &Connection, key_id: &str) -> Result<Option<KeyRecord>, Store
 }
 
 fn account_by_name(conn: &Connection, name: &str) -> Result<Option<Account>, StoreError> {
+    account_where(conn, "name = ?1", name)
+}
+
+pub(super) fn account_by_id(conn: &Connection, id: i64) -> Result<Option<Account>, StoreError> {
+    account_where(conn, "id = ?1", id)
+}
+
+fn account_where(
+    conn: &Connection,
+    condition: &str,
+    value: impl rusqlite::ToSql,
+) -> Result<Option<Account>, StoreError> {
     let row = conn
         .query_row(
-            "SELECT id, subscription_active, requests_per_minute, concurrent_requests, \
-             analysis_quota_seconds, daily_quota_seconds FROM accounts WHERE name = ?1",
-            [name],
+            &format!(
+                "SELECT id, name, subscription_active, requests_per_minute, concurrent_requests, \
+                 analysis_quota_seconds, daily_quota_seconds FROM accounts WHERE {condition}"
+            ),
+            [value],
             |row| {
                 Ok((
                     row.get::<_, i64>(0)?,
-                    row.get::<_, bool>(1)?,
-                    row.get::<_, i64>(2)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, bool>(2)?,
                     row.get::<_, i64>(3)?,
                     row.get::<_, i64>(4)?,
                     row.get::<_, i64>(5)?,
+                    row.get::<_, i64>(6)?,
                 ))
             },
         )
         .optional()?;
-    let Some((id, active, rpm, concurrent, quota, daily)) = row else {
+    let Some((id, name, active, rpm, concurrent, quota, daily)) = row else {
         return Ok(None);
     };
     Ok(Some(Account {
         id,
-        name: name.to_owned(),
+        name,
         subscription_active: active,
         limits: AccountLimits {
             requests_per_minute: from_sql_int(rpm, "requests_per_minute")?,
@@ -406,6 +465,140 @@ impl KeyStore for SqliteStore {
             let count: i64 =
                 conn.query_row("SELECT COUNT(*) FROM api_keys", [], |row| row.get(0))?;
             from_sql_int(count, "key count")
+        }))
+    }
+
+    fn account(&self, account_id: i64) -> StoreFuture<'_, Option<Account>> {
+        Box::pin(self.call(move |conn| account_by_id(conn, account_id)))
+    }
+
+    fn update_account(
+        &self,
+        account_id: i64,
+        subscription_active: bool,
+        limits: AccountLimits,
+    ) -> StoreFuture<'_, Account> {
+        Box::pin(self.call(move |conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute(
+                "UPDATE accounts SET subscription_active = ?2, requests_per_minute = ?3, \
+                 concurrent_requests = ?4, analysis_quota_seconds = ?5, daily_quota_seconds = ?6 \
+                 WHERE id = ?1",
+                params![
+                    account_id,
+                    subscription_active,
+                    i64::from(limits.requests_per_minute),
+                    i64::from(limits.concurrent_requests),
+                    to_sql_int(limits.analysis_quota_seconds),
+                    to_sql_int(limits.daily_quota_seconds),
+                ],
+            )?;
+            let account =
+                account_by_id(&tx, account_id)?.ok_or(StoreError::UnknownAccount(account_id))?;
+            tx.commit()?;
+            Ok(account)
+        }))
+    }
+}
+
+/// The spelling of a UTC day in `daily_usage` (`2026-11-22`): sortable text.
+pub(super) fn day_key(day: Date) -> String {
+    day.to_string()
+}
+
+/// Gives `seconds` back to an account's total and its `day`; usage never
+/// goes below zero.
+pub(super) fn refund_usage(
+    conn: &Connection,
+    account_id: i64,
+    day: &str,
+    seconds: f64,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE accounts SET analysis_seconds_used = max(0, analysis_seconds_used - ?2) \
+         WHERE id = ?1",
+        params![account_id, seconds],
+    )?;
+    conn.execute(
+        "UPDATE daily_usage SET seconds = max(0, seconds - ?3) WHERE account_id = ?1 AND day = ?2",
+        params![account_id, day, seconds],
+    )?;
+    Ok(())
+}
+
+fn usage_of(conn: &Connection, account_id: i64, day: &str) -> Result<Usage, StoreError> {
+    let total_seconds: Option<f64> = conn
+        .query_row(
+            "SELECT analysis_seconds_used FROM accounts WHERE id = ?1",
+            [account_id],
+            |row| row.get(0),
+        )
+        .optional()?;
+    let total_seconds = total_seconds.ok_or(StoreError::UnknownAccount(account_id))?;
+    let day_seconds: f64 = conn
+        .query_row(
+            "SELECT seconds FROM daily_usage WHERE account_id = ?1 AND day = ?2",
+            params![account_id, day],
+            |row| row.get(0),
+        )
+        .optional()?
+        .unwrap_or(0.0);
+    Ok(Usage {
+        total_seconds,
+        day_seconds,
+    })
+}
+
+impl UsageStore for SqliteStore {
+    fn usage(&self, account_id: i64, day: Date) -> StoreFuture<'_, Usage> {
+        Box::pin(self.call(move |conn| usage_of(conn, account_id, &day_key(day))))
+    }
+
+    fn charge_analysis_seconds(
+        &self,
+        account_id: i64,
+        day: Date,
+        seconds: f64,
+    ) -> StoreFuture<'_, QuotaOutcome> {
+        Box::pin(self.call(move |conn| {
+            let day = day_key(day);
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let account =
+                account_by_id(&tx, account_id)?.ok_or(StoreError::UnknownAccount(account_id))?;
+            let used = usage_of(&tx, account_id, &day)?;
+            let seconds = seconds.max(0.0);
+            if used.total_seconds + seconds > account.limits.analysis_quota_seconds as f64 {
+                return Ok(QuotaOutcome::TotalExceeded);
+            }
+            if used.day_seconds + seconds > account.limits.daily_quota_seconds as f64 {
+                return Ok(QuotaOutcome::DailyExceeded);
+            }
+            tx.execute(
+                "UPDATE accounts SET analysis_seconds_used = analysis_seconds_used + ?2 \
+                 WHERE id = ?1",
+                params![account_id, seconds],
+            )?;
+            tx.execute(
+                "INSERT INTO daily_usage (account_id, day, seconds) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (account_id, day) DO UPDATE SET seconds = seconds + excluded.seconds",
+                params![account_id, day, seconds],
+            )?;
+            tx.commit()?;
+            Ok(QuotaOutcome::Granted)
+        }))
+    }
+
+    fn refund_analysis_seconds(
+        &self,
+        account_id: i64,
+        day: Date,
+        seconds: f64,
+    ) -> StoreFuture<'_, ()> {
+        Box::pin(self.call(move |conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            refund_usage(&tx, account_id, &day_key(day), seconds.max(0.0))?;
+            tx.commit()?;
+            Ok(())
         }))
     }
 }

@@ -1,12 +1,13 @@
 //! Routing, headers and error bodies.
 
-use crate::common::{client, correlation_id, error_body, start, url, DOCS_URL};
+use crate::common::{client, correlation_id, error_body, url, Harness, DOCS_URL};
 use attune_core::ErrorCode;
 use std::collections::HashSet;
 
 #[tokio::test]
 async fn every_response_carries_its_own_correlation_id_and_never_the_client_request_id() {
-    let server = start().await;
+    let harness = Harness::new().await;
+    let server = harness.start().await;
     let client = client();
     let requests = [
         client.get(url(&server, "/healthz")),
@@ -39,7 +40,8 @@ async fn every_response_carries_its_own_correlation_id_and_never_the_client_requ
 
 #[tokio::test]
 async fn healthz_answers_ok_whatever_the_sdk_header_says() {
-    let server = start().await;
+    let harness = Harness::new().await;
+    let server = harness.start().await;
     let response = client()
         .get(url(&server, "/healthz"))
         .header("X-Service-SDK", "??? not-an-sdk/-1.x")
@@ -55,7 +57,8 @@ async fn healthz_answers_ok_whatever_the_sdk_header_says() {
 
 #[tokio::test]
 async fn unknown_paths_answer_404_and_wrong_methods_405_with_allow() {
-    let server = start().await;
+    let harness = Harness::new().await;
+    let server = harness.start().await;
     let response = client()
         .get(url(&server, "/v9/nothing?api_key=query-secret"))
         .send()
@@ -81,7 +84,8 @@ async fn unknown_paths_answer_404_and_wrong_methods_405_with_allow() {
 
 #[tokio::test]
 async fn legacy_auth_points_to_api_keys() {
-    let server = start().await;
+    let harness = Harness::new().await;
+    let server = harness.start().await;
     let response = client()
         .post(url(&server, "/auth"))
         .header("content-type", "application/json")
@@ -105,5 +109,63 @@ async fn legacy_auth_points_to_api_keys() {
         "{message}"
     );
     assert!(message.contains("key_id/key_secret"), "{message}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_api_routes_answer_their_methods_only() {
+    let harness = Harness::new().await;
+    let server = harness.start().await;
+    let client = client();
+    for (method, path, allow) in [
+        (reqwest::Method::GET, "/v2/upload/analyze", "POST"),
+        (reqwest::Method::PUT, "/v1/upload/analyze", "POST"),
+        (reqwest::Method::GET, "/v1/client_tokens", "POST"),
+        (reqwest::Method::DELETE, "/v1/client_tokens/revoke", "POST"),
+        (
+            reqwest::Method::POST,
+            "/v2/upload/jobs/0123456789abcdef0123456789abcdef",
+            "GET, HEAD",
+        ),
+    ] {
+        let response = client
+            .request(method.clone(), url(&server, path))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 405, "{method} {path}");
+        assert_eq!(response.headers()["allow"], allow, "{method} {path}");
+        assert_eq!(error_body(response).await.error_id, ErrorCode::Ih4005);
+    }
+    for path in [
+        "/v2/upload/jobs/",
+        "/v2/upload/jobs/a/b",
+        "/v1/client_tokens/x",
+    ] {
+        let response = client.get(url(&server, path)).send().await.unwrap();
+        assert_eq!(response.status(), 404, "{path}");
+    }
+    // Every API route needs a credential.
+    for (method, path) in [
+        (reqwest::Method::POST, "/v2/upload/analyze"),
+        (reqwest::Method::POST, "/v1/upload/analyze"),
+        (reqwest::Method::POST, "/v1/client_tokens"),
+        (reqwest::Method::POST, "/v1/client_tokens/revoke"),
+        (
+            reqwest::Method::GET,
+            "/v2/upload/jobs/0123456789abcdef0123456789abcdef",
+        ),
+    ] {
+        let response = client
+            .request(method.clone(), url(&server, path))
+            .header("content-type", "application/json")
+            .body(r#"{"token": "att_x"}"#)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 401, "{method} {path}");
+        assert_eq!(response.headers()["www-authenticate"], "Bearer");
+        assert_eq!(error_body(response).await.error_id, ErrorCode::Ih2002);
+    }
     server.shutdown().await;
 }

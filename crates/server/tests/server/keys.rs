@@ -1,5 +1,6 @@
 //! API keys through the library: create, list, authenticate, revoke.
 
+use attune_core::wire::Timestamp;
 use attune_core::ErrorCode;
 use attune_server::{authenticate, commands, KeyStatus, KeyStore, Scope, SqliteStore};
 use hyper::header::{HeaderMap, HeaderValue, AUTHORIZATION};
@@ -35,7 +36,9 @@ async fn a_created_key_authenticates_until_revoked() {
     assert!(key.starts_with("atk_") && key.len() >= 4 + 64, "{key}");
     assert!(!String::from_utf8(notes).unwrap().contains(&key));
 
-    let principal = authenticate(&store, &bearer(&key)).await.unwrap();
+    let principal = authenticate(&store, &store, &bearer(&key), Timestamp::now())
+        .await
+        .unwrap();
     assert_eq!(principal.account_id(), created.record.account_id);
     assert_eq!(principal.key_id(), created.record.id);
     principal.require_scope("service.upload.inter-2").unwrap();
@@ -63,11 +66,15 @@ async fn a_created_key_authenticates_until_revoked() {
     commands::keys_revoke(&store, &created.record.id, &mut revoked)
         .await
         .unwrap();
-    let refused = authenticate(&store, &bearer(&key)).await.unwrap_err();
+    let refused = authenticate(&store, &store, &bearer(&key), Timestamp::now())
+        .await
+        .unwrap_err();
     assert_eq!(refused.code, ErrorCode::Ih2001);
     // Revoked and never-issued keys are indistinguishable to the caller.
     let unknown = format!("atk_{}", "0".repeat(64));
-    let never_issued = authenticate(&store, &bearer(&unknown)).await.unwrap_err();
+    let never_issued = authenticate(&store, &store, &bearer(&unknown), Timestamp::now())
+        .await
+        .unwrap_err();
     assert_eq!(refused, never_issued);
 
     let keys = store.list_keys().await.unwrap();
@@ -82,10 +89,12 @@ async fn missing_and_malformed_credentials_are_refused_without_a_reason() {
     let store = SqliteStore::open(dir.path().join("attune.sqlite3"))
         .await
         .unwrap();
-    let missing = authenticate(&store, &HeaderMap::new()).await.unwrap_err();
+    let missing = authenticate(&store, &store, &HeaderMap::new(), Timestamp::now())
+        .await
+        .unwrap_err();
     assert_eq!(missing.code, ErrorCode::Ih2002);
 
-    let malformed = authenticate(&store, &bearer("not-a-key"))
+    let malformed = authenticate(&store, &store, &bearer("not-a-key"), Timestamp::now())
         .await
         .unwrap_err();
     let mut basic = HeaderMap::new();
@@ -93,7 +102,9 @@ async fn missing_and_malformed_credentials_are_refused_without_a_reason() {
         AUTHORIZATION,
         HeaderValue::from_static("Basic a2V5OnNlY3JldA=="),
     );
-    let other_scheme = authenticate(&store, &basic).await.unwrap_err();
+    let other_scheme = authenticate(&store, &store, &basic, Timestamp::now())
+        .await
+        .unwrap_err();
     assert_eq!(malformed.code, ErrorCode::Ih2001);
     assert_eq!(malformed, other_scheme);
 }
@@ -117,9 +128,14 @@ async fn an_empty_store_gets_one_development_key_with_every_scope() {
     let expected = format!("curl -H \"Authorization: Bearer {}\"", created.key.expose());
     assert!(notice.contains(&expected), "{notice}");
 
-    let principal = authenticate(&store, &bearer(created.key.expose()))
-        .await
-        .unwrap();
+    let principal = authenticate(
+        &store,
+        &store,
+        &bearer(created.key.expose()),
+        Timestamp::now(),
+    )
+    .await
+    .unwrap();
     for scope in Scope::ALL {
         principal.require_scope(scope.as_str()).unwrap();
     }

@@ -1,8 +1,7 @@
 //! No credential reaches the logs, even at the most verbose level.
 
-use crate::common::{client, correlation_id, start, url};
-use attune_server::{authenticate, commands, logging, KeyStore, Scope, SqliteStore};
-use hyper::header::{HeaderMap, HeaderValue, AUTHORIZATION};
+use crate::common::{client, correlation_id, json, url, Form, Harness};
+use attune_server::{logging, KeyStore, Scope};
 use std::sync::{Arc, Mutex};
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::EnvFilter;
@@ -42,17 +41,10 @@ async fn credentials_never_reach_the_logs() {
     ))
     .expect("no other test installs a subscriber");
 
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path().join("attune.sqlite3"))
-        .await
-        .unwrap();
-    let (mut out, mut notes) = (Vec::new(), Vec::new());
-    let created = commands::keys_create(&store, "acme", &Scope::ALL, &mut out, &mut notes)
-        .await
-        .unwrap();
-    let key = created.key.expose().to_owned();
-
-    let server = start().await;
+    let harness = Harness::new().await;
+    let key = harness.key("acme", &Scope::ALL).await;
+    let key_id = harness.store.list_keys().await.unwrap()[0].id.clone();
+    let server = harness.start().await;
     let client = client();
     let mut correlation_ids = Vec::new();
     for (path, request_id) in [
@@ -81,9 +73,58 @@ async fn credentials_never_reach_the_logs() {
         correlation_ids.push((correlation_id(&response), request_id));
         response.bytes().await.unwrap();
     }
-    authenticate(&store, &bearer(&key)).await.unwrap();
-    store.revoke_key(&created.record.id).await.unwrap();
-    authenticate(&store, &bearer(&key)).await.unwrap_err();
+
+    // A token minted with the key in the body, used, revoked and refused.
+    let minted = client
+        .post(url(&server, "/v1/client_tokens"))
+        .header("content-type", "application/json")
+        .body(
+            serde_json::json!({"api_key": key, "scopes": ["service.upload", "service.upload.inter-2"]})
+                .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(minted.status(), 200);
+    let token = json(minted).await["access_token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let form = Form::new().text("model", "inter-2").media(100);
+    let submitted = client
+        .post(url(&server, &format!("/v2/upload/analyze?token={token}")))
+        .bearer_auth(&token)
+        .header("content-type", form.content_type())
+        .body(form.into_body())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(submitted.status(), 202);
+    let revoked = client
+        .post(url(&server, "/v1/client_tokens/revoke"))
+        .header("content-type", "application/json")
+        .body(serde_json::json!({"api_key": key, "token": token}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revoked.status(), 200);
+    let refused = client
+        .get(url(&server, "/v2/upload/jobs/0123"))
+        .header("Sec-WebSocket-Protocol", format!("access_token, {token}"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 401);
+
+    harness.store.revoke_key(&key_id).await.unwrap();
+    let refused = client
+        .get(url(&server, "/v2/upload/jobs/0123"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 401);
     server.shutdown().await;
 
     let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
@@ -101,21 +142,24 @@ async fn credentials_never_reach_the_logs() {
         logs.contains("sec-websocket-protocol: [redacted]"),
         "{logs}"
     );
-    assert!(logs.contains("authenticated"), "{logs}");
-    assert!(logs.contains("key refused"), "{logs}");
-    // And the key is nowhere, not even in part.
-    assert!(!logs.contains(&key), "the key was logged:\n{logs}");
-    assert!(
-        !logs.contains(&key[12..]),
-        "part of the key was logged:\n{logs}"
-    );
-}
-
-fn bearer(credential: &str) -> HeaderMap {
-    let mut headers = HeaderMap::new();
-    headers.insert(
-        AUTHORIZATION,
-        HeaderValue::from_str(&format!("Bearer {credential}")).unwrap(),
-    );
-    headers
+    for event in [
+        "authenticated",
+        "key refused",
+        "client token minted",
+        "token refused: revoked",
+        "job queued",
+    ] {
+        assert!(logs.contains(event), "{event} missing from:\n{logs}");
+    }
+    // And neither secret is anywhere, not even in part.
+    for secret in [&key, &token] {
+        assert!(
+            !logs.contains(secret.as_str()),
+            "a secret was logged:\n{logs}"
+        );
+        assert!(
+            !logs.contains(&secret[12..]),
+            "part of a secret was logged:\n{logs}"
+        );
+    }
 }

@@ -1,7 +1,15 @@
 //! Integration tests: a real server on 127.0.0.1:0, spoken to over HTTP.
 
+mod analysis;
 mod common;
 mod http;
+mod jobs;
 mod keys;
+mod limits;
 mod logs;
+mod openapi;
+mod restart;
+mod scopes;
 mod shutdown;
+mod tokens;
+mod uploads;

@@ -1,6 +1,6 @@
 //! Graceful shutdown: a request in flight is finished, within the grace period.
 
-use crate::common::{start, start_with_grace};
+use crate::common::Harness;
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -56,7 +56,8 @@ async fn read_all(stream: &mut TcpStream) -> String {
 
 #[tokio::test]
 async fn shutdown_finishes_the_request_in_flight_then_refuses_connections() {
-    let mut server = start().await;
+    let harness = Harness::new().await;
+    let mut server = harness.start().await;
     let addr = server.local_addr();
     let mut stream = request_in_flight(addr).await;
 
@@ -79,7 +80,13 @@ async fn shutdown_finishes_the_request_in_flight_then_refuses_connections() {
 
 #[tokio::test]
 async fn shutdown_drops_requests_still_running_after_the_grace_period() {
-    let mut server = start_with_grace(Duration::ZERO).await;
+    let harness = Harness::new().await;
+    let mut server = harness
+        .start_with(
+            |config| config.shutdown_grace_seconds = Some(0),
+            harness.services(),
+        )
+        .await;
     let mut stream = request_in_flight(server.local_addr()).await;
 
     server.begin_shutdown();

@@ -1,0 +1,522 @@
+//! Measured audio features: 10 ms frames of voice activity, F0, intensity and voice quality, and their per-span statistics.
+//!
+//! Input is mono PCM at 16 kHz as `f32` in -1..1 (non-finite samples read as
+//! 0, larger values are clamped). Frame `k` is centred at `(k + 0.5) * 10 ms`;
+//! a buffer of `n` samples yields `(n + 79) / 160` frames (every frame whose
+//! centre lies inside the input). What each field means, with its unit,
+//! algorithm and the reference tool it is checked against, is written in
+//! `docs/ANALYZER.md`; in short:
+//!
+//! | field | unit | definition |
+//! |---|---|---|
+//! | [`Frame::vad_probability`] | 0..1 | `earshot` neural VAD |
+//! | [`Frame::f0_semitones`] | semitones re 27.5 Hz | Boersma (1993) autocorrelation, Praat `To Pitch (ac)` 75-600 Hz |
+//! | [`Frame::intensity_db`] | dB re 2e-5 (samples as Pa) | Praat `To Intensity` (100 Hz, mean subtracted) |
+//! | [`Frame::hnr_db`] | dB | Praat `To Harmonicity (cc)` |
+//! | [`Frame::alpha_ratio_db`], [`Frame::hammarberg_db`] | dB | eGeMAPS (Eyben et al. 2016) |
+//! | [`Frame::slope_0_500`], [`Frame::slope_500_1500`] | dB/Hz | eGeMAPS |
+//! | [`Pulse`] | s | Praat `To PointProcess (periodic, cc)`, for jitter and shimmer |
+//!
+//! [`FeatureExtractor`] takes PCM in chunks of any size and hands out frames
+//! as they are final (a fixed ~40 ms of look-ahead plus the F0 path's
+//! decision, normally a few frames, at most 1 s); the same frames, bit for
+//! bit, whatever the chunking. [`extract`] does a whole buffer,
+//! [`summarize`] turns frames into the statistics of a span.
+//!
+//! ```
+//! use attune_core::features::{extract, summarize, Span, FeatureExtractor};
+//!
+//! // One second of a 200 Hz tone with harmonics, then one of silence.
+//! let mut pcm: Vec<f32> = (0..16_000)
+//!     .map(|i| {
+//!         let t = i as f32 / 16_000.0;
+//!         (1..=4).map(|h| (std::f32::consts::TAU * 200.0 * h as f32 * t).sin() / h as f32).sum::<f32>() * 0.2
+//!     })
+//!     .collect();
+//! pcm.extend(std::iter::repeat(0.0).take(16_000));
+//!
+//! let features = extract(&pcm);
+//! assert_eq!(features.frames.len(), 200);
+//! let f0 = features.frames[50].f0_hz().unwrap();
+//! assert!((f0 - 200.0).abs() < 2.0);
+//! assert!(features.frames[150].f0_hz().is_none());
+//!
+//! // Streaming gives the same frames.
+//! let mut stream = FeatureExtractor::new();
+//! let mut n = 0;
+//! for chunk in pcm.chunks(777) {
+//!     n += stream.push(chunk).len();
+//! }
+//! n += stream.finish().len();
+//! assert_eq!(n, 200);
+//! assert_eq!(stream.features().frames, features.frames);
+//!
+//! let first_second = summarize(&features, Span::new(0.0, 1.0));
+//! assert!((first_second.f0_median_semitones.unwrap() - 36.0 - 12.0 * (200.0f32 / 220.0).log2()).abs() < 0.2);
+//! ```
+
+mod harmonicity;
+mod history;
+mod intensity;
+mod interp;
+mod pitch;
+mod pulses;
+mod speakers;
+mod spectral;
+mod summary;
+mod vad;
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use harmonicity::HarmonicityAnalyzer;
+use history::SampleHistory;
+use intensity::IntensityAnalyzer;
+use pitch::{AcAnalyzer, Candidate, PitchPath};
+use pulses::PulseTracker;
+use speakers::SpeakerTracker;
+use spectral::SpectralAnalyzer;
+use vad::Vad;
+
+pub use intensity::{INTENSITY_FLOOR_DB, INTENSITY_MIN_PITCH_HZ};
+pub use pitch::{PITCH_CEILING_HZ, PITCH_FLOOR_HZ};
+pub use pulses::{
+    Pulse, MAX_AMPLITUDE_FACTOR, MAX_PERIOD_FACTOR, PERIOD_CEILING_S, PERIOD_FLOOR_S,
+};
+pub use speakers::{VoicedSegment, MIN_SEGMENT_FRAMES, NEW_VOICE_SEMITONES};
+pub use summary::{
+    summarize, Direction, Span, SpanFeatures, TerminalContour, Turn, MIN_PAUSE_S,
+    TERMINAL_SLOPE_ST_PER_S,
+};
+pub use vad::VAD_THRESHOLD;
+
+/// Input sample rate, Hz.
+pub const SAMPLE_RATE: u32 = 16_000;
+/// Samples between frame centres (10 ms).
+pub const HOP: usize = 160;
+/// Seconds between frame centres.
+pub const FRAME_SECONDS: f64 = 0.01;
+/// F0 reference for semitones, Hz (A0, as eGeMAPS uses).
+pub const SEMITONE_REFERENCE_HZ: f32 = 27.5;
+
+/// Samples the analyses read past a frame centre (the longest is the
+/// intensity window).
+const LOOKAHEAD: i64 = max(
+    max(intensity::HALF_WINDOW + 1, pitch::HALF_WINDOW),
+    max(harmonicity::LOOKAHEAD, spectral::WINDOW / 2),
+) as i64;
+
+const fn max(a: usize, b: usize) -> usize {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+/// Samples the pulse search may read before a voiced stretch, and the
+/// analyses before a frame centre.
+const LOOKBACK: i64 = 1024;
+/// Voiced stretches longer than this (frames, 10 s) are closed and reopened
+/// so a sustained tone cannot hold unbounded history.
+const MAX_RUN_FRAMES: u64 = 1000;
+
+/// Hz to semitones re [`SEMITONE_REFERENCE_HZ`].
+pub fn hz_to_semitones(hz: f32) -> f32 {
+    12.0 * (hz / SEMITONE_REFERENCE_HZ).log2()
+}
+
+/// Semitones re [`SEMITONE_REFERENCE_HZ`] to Hz.
+pub fn semitones_to_hz(st: f32) -> f32 {
+    SEMITONE_REFERENCE_HZ * (st / 12.0).exp2()
+}
+
+/// Everything measured for one 10 ms frame.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Frame {
+    /// Frame number; the centre is at `(index + 0.5) * 10 ms`.
+    pub index: u64,
+    /// Probability of voice from the `earshot` VAD, 0..1.
+    pub vad_probability: f32,
+    /// F0 in semitones re 27.5 Hz; `None` when the F0 path calls the frame
+    /// unvoiced.
+    pub f0_semitones: Option<f32>,
+    /// Normalised autocorrelation of the chosen F0 candidate (0..1; 0 when
+    /// unvoiced): how periodic the frame is.
+    pub voicing_strength: f32,
+    /// Intensity, dB re 2e-5 with samples read as pascal (Praat's
+    /// convention; a full-scale sine is 91 dB), floored at 0 dB.
+    pub intensity_db: f32,
+    /// Harmonics-to-noise ratio, dB; `None` where Praat's harmonicity would
+    /// call the frame silent.
+    pub hnr_db: Option<f32>,
+    /// Alpha ratio, dB: energy 1-5 kHz over energy below 1 kHz.
+    pub alpha_ratio_db: f32,
+    /// Hammarberg index, dB: strongest peak below 2 kHz over strongest 2-5 kHz.
+    pub hammarberg_db: f32,
+    /// Spectral slope 0-500 Hz, dB/Hz.
+    pub slope_0_500: f32,
+    /// Spectral slope 500-1500 Hz, dB/Hz.
+    pub slope_500_1500: f32,
+    /// Spectral centroid 0-8 kHz, Hz.
+    pub spectral_centroid_hz: f32,
+    /// MFCC 1-4 (26 mel bands, HTK-style, liftered), for timbre.
+    pub mfcc: [f32; 4],
+}
+
+impl Frame {
+    /// Centre time, s.
+    pub fn time_s(&self) -> f64 {
+        (self.index as f64 + 0.5) * FRAME_SECONDS
+    }
+
+    /// Whether the VAD calls the frame speech.
+    pub fn is_speech(&self) -> bool {
+        self.vad_probability >= VAD_THRESHOLD
+    }
+
+    /// Whether the F0 path calls the frame voiced.
+    pub fn is_voiced(&self) -> bool {
+        self.f0_semitones.is_some()
+    }
+
+    /// F0 in Hz, if voiced.
+    pub fn f0_hz(&self) -> Option<f32> {
+        self.f0_semitones.map(semitones_to_hz)
+    }
+}
+
+/// All frame-level output for an input so far.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FrameFeatures {
+    /// Input samples consumed.
+    pub sample_count: u64,
+    /// Final frames, in order, `frames[k].index == k`.
+    pub frames: Vec<Frame>,
+    /// Glottal pulse marks, in time order.
+    pub pulses: Vec<Pulse>,
+    /// Voiced segments closed so far, in order, with their voice.
+    pub voiced_segments: Vec<VoicedSegment>,
+}
+
+impl FrameFeatures {
+    /// Input duration, s.
+    pub fn duration_s(&self) -> f64 {
+        self.sample_count as f64 / SAMPLE_RATE as f64
+    }
+}
+
+/// Incremental feature extraction: feed PCM in chunks of any size, collect
+/// frames as they become final. Work done is never repeated; memory held is
+/// the frames themselves plus about a second of samples (more only while a
+/// voiced stretch lasts, up to 10 s).
+pub struct FeatureExtractor {
+    history: SampleHistory,
+    /// Real input samples received.
+    total: u64,
+    finished: bool,
+    vad: Vad,
+    ac: AcAnalyzer,
+    intensity: IntensityAnalyzer,
+    harmonicity: HarmonicityAnalyzer,
+    spectral: SpectralAnalyzer,
+    path: PitchPath,
+    decided: Vec<Candidate>,
+    /// Next frame to analyse.
+    next_frame: u64,
+    /// Samples `[0, peak_upto)` are folded into `global_peak`.
+    peak_upto: i64,
+    global_peak: f64,
+    /// Analysed frames waiting for their F0 decision.
+    waiting: VecDeque<Frame>,
+    features: FrameFeatures,
+    /// First frame of the voiced stretch in progress.
+    open_run: Option<u64>,
+    pulses: PulseTracker,
+    speakers: SpeakerTracker,
+    scratch_f0: Vec<f32>,
+}
+
+impl Default for FeatureExtractor {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FeatureExtractor {
+    /// A fresh extractor at time 0.
+    pub fn new() -> Self {
+        Self {
+            history: SampleHistory::new(),
+            total: 0,
+            finished: false,
+            vad: Vad::new(),
+            ac: AcAnalyzer::new(),
+            intensity: IntensityAnalyzer::new(),
+            harmonicity: HarmonicityAnalyzer::new(),
+            spectral: SpectralAnalyzer::new(),
+            path: PitchPath::new(),
+            decided: Vec::with_capacity(128),
+            next_frame: 0,
+            peak_upto: 0,
+            global_peak: 0.0,
+            waiting: VecDeque::with_capacity(128),
+            features: FrameFeatures::default(),
+            open_run: None,
+            pulses: PulseTracker::new(),
+            speakers: SpeakerTracker::default(),
+            scratch_f0: Vec::with_capacity(1024),
+        }
+    }
+
+    /// Feeds the next samples; returns the frames that became final. After
+    /// [`finish`](Self::finish) input is ignored.
+    pub fn push(&mut self, pcm: &[f32]) -> &[Frame] {
+        let before = self.features.frames.len();
+        if self.finished || pcm.is_empty() {
+            return &self.features.frames[before..];
+        }
+        self.history.push_sanitized(pcm);
+        self.total += pcm.len() as u64;
+        self.features.sample_count = self.total;
+        self.score_vad(self.total as i64);
+        while frame_centre(self.next_frame) + LOOKAHEAD <= self.total as i64 {
+            self.analyze_next();
+        }
+        self.release();
+        &self.features.frames[before..]
+    }
+
+    /// Ends the input: analyses the last frames (zero-padded past the end),
+    /// decides the rest of the F0 path and closes the last voiced stretch.
+    /// Returns the frames that became final.
+    pub fn finish(&mut self) -> &[Frame] {
+        let before = self.features.frames.len();
+        if self.finished {
+            return &self.features.frames[before..];
+        }
+        self.finished = true;
+        let frame_count = (self.total + 79) / HOP as u64;
+        if frame_count > self.next_frame {
+            let last_centre = frame_centre(frame_count - 1);
+            let needed = last_centre + LOOKAHEAD + vad::BLOCK as i64;
+            let pad = (needed - self.history.end()).max(0) as usize;
+            self.history.push_zeros(pad);
+            self.score_vad(last_centre + 1);
+            while self.next_frame < frame_count {
+                self.analyze_next();
+            }
+        }
+        self.decided.clear();
+        self.path.finish(&mut self.decided);
+        self.finalize_decided();
+        if let Some(start) = self.open_run.take() {
+            let end = self.features.frames.len() as u64;
+            self.close_run(start, end);
+        }
+        &self.features.frames[before..]
+    }
+
+    /// Everything final so far.
+    pub fn features(&self) -> &FrameFeatures {
+        &self.features
+    }
+
+    /// Gives up the extractor for its output.
+    pub fn into_features(self) -> FrameFeatures {
+        self.features
+    }
+
+    /// Number of distinct voices found so far (0, 1 or 2).
+    pub fn voice_count(&self) -> usize {
+        self.speakers.count()
+    }
+
+    /// Scores every VAD block that ends at or before absolute sample `upto`.
+    fn score_vad(&mut self, upto: i64) {
+        let block = vad::BLOCK as i64;
+        while (self.vad.blocks_done() as i64 + 1) * block <= upto.min(self.history.end()) {
+            let start = self.vad.blocks_done() as i64 * block;
+            let (buf, at) = self.history.view(start);
+            let samples = &buf[at..at + vad::BLOCK];
+            self.vad.score_block(samples);
+        }
+    }
+
+    fn analyze_next(&mut self) {
+        let k = self.next_frame;
+        let centre = frame_centre(k);
+        let peak_end = (centre + LOOKAHEAD).min(self.total as i64);
+        if self.peak_upto < peak_end {
+            if let Some(new) = self.history.slice(self.peak_upto, peak_end) {
+                let peak = new.iter().fold(0.0f32, |m, &v| m.max(v.abs()));
+                self.global_peak = self.global_peak.max(peak as f64);
+            }
+            self.peak_upto = peak_end;
+        }
+        let (buf, at) = self.history.view(centre);
+        let cands = self.ac.analyze(buf, at, self.global_peak);
+        let intensity_db = self.intensity.analyze(buf, at);
+        let hnr_db = self.harmonicity.analyze(buf, at, self.global_peak);
+        let spec = self.spectral.analyze(buf, at);
+        let vad_probability = self.vad.score(centre as u64 / vad::BLOCK as u64);
+        self.waiting.push_back(Frame {
+            index: k,
+            vad_probability,
+            f0_semitones: None,
+            voicing_strength: 0.0,
+            intensity_db,
+            hnr_db,
+            alpha_ratio_db: spec.alpha_ratio_db,
+            hammarberg_db: spec.hammarberg_db,
+            slope_0_500: spec.slope_0_500,
+            slope_500_1500: spec.slope_500_1500,
+            spectral_centroid_hz: spec.centroid_hz,
+            mfcc: spec.mfcc,
+        });
+        self.next_frame += 1;
+        self.decided.clear();
+        self.path.push(cands, &mut self.decided);
+        self.finalize_decided();
+    }
+
+    /// Moves frames whose F0 was just decided to the output.
+    fn finalize_decided(&mut self) {
+        for i in 0..self.decided.len() {
+            let c = self.decided[i];
+            let Some(mut frame) = self.waiting.pop_front() else {
+                break;
+            };
+            if c.is_voiced() {
+                frame.f0_semitones = Some(hz_to_semitones(c.frequency as f32));
+                frame.voicing_strength = c.strength as f32;
+            }
+            let k = frame.index;
+            let voiced = frame.is_voiced();
+            self.features.frames.push(frame);
+            match (voiced, self.open_run) {
+                (true, None) => self.open_run = Some(k),
+                (true, Some(start)) if k - start >= MAX_RUN_FRAMES => {
+                    self.close_run(start, k);
+                    self.open_run = Some(k);
+                }
+                (false, Some(start)) => {
+                    self.open_run = None;
+                    self.close_run(start, k);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Marks pulses and records the voiced segment for frames `start..end`.
+    fn close_run(&mut self, start: u64, end: u64) {
+        let frames = &self.features.frames;
+        let duration = self.total as f64 / SAMPLE_RATE as f64;
+        let tleft = start as f64 * FRAME_SECONDS;
+        let mut tright = end as f64 * FRAME_SECONDS;
+        if self.finished {
+            tright = tright.min(duration);
+        }
+        let n_samples = if self.finished {
+            self.total as i64
+        } else {
+            self.history.end()
+        };
+        if tright > tleft {
+            let f0_at = |t: f64| pitch_at(frames, t);
+            self.pulses.process(
+                &self.history,
+                n_samples,
+                f0_at,
+                tleft,
+                tright,
+                self.global_peak,
+                &mut self.features.pulses,
+            );
+        }
+
+        self.scratch_f0.clear();
+        let mut mfcc = [0.0f32; 4];
+        for f in &frames[start as usize..end as usize] {
+            if let Some(st) = f.f0_semitones {
+                self.scratch_f0.push(st);
+            }
+            for (m, v) in mfcc.iter_mut().zip(&f.mfcc) {
+                *m += v;
+            }
+        }
+        let n = (end - start).max(1) as f32;
+        for m in &mut mfcc {
+            *m /= n;
+        }
+        let median = summary::median(&mut self.scratch_f0).unwrap_or(f32::NAN);
+        let mut segment = VoicedSegment {
+            start_frame: start,
+            end_frame: end,
+            median_f0_semitones: median,
+            mean_mfcc: mfcc,
+            speaker: None,
+        };
+        segment.speaker = self.speakers.assign(&segment);
+        self.features.voiced_segments.push(segment);
+    }
+
+    /// Lets go of samples and VAD scores no analysis can need again.
+    fn release(&mut self) {
+        let first_open = self.open_run.unwrap_or(self.features.frames.len() as u64);
+        let keep = frame_centre(first_open.min(self.next_frame)) - LOOKBACK;
+        self.history.release_before(keep);
+        self.vad
+            .drop_before((frame_centre(self.next_frame).max(0) as u64) / vad::BLOCK as u64);
+    }
+}
+
+/// Absolute sample index of frame `k`'s centre (the sample right of it).
+fn frame_centre(k: u64) -> i64 {
+    (k as i64) * HOP as i64 + (HOP / 2) as i64
+}
+
+/// F0 (Hz) at time `t` by linear interpolation between frame centres, as
+/// Praat's `Pitch: Get value at time` does: undefined when the nearest frame
+/// is unvoiced, the nearest value when only the other neighbour is.
+fn pitch_at(frames: &[Frame], t: f64) -> Option<f64> {
+    let real = t / FRAME_SECONDS - 0.5;
+    if !real.is_finite() {
+        return None;
+    }
+    let left = real.floor();
+    let mut phase = real - left;
+    let left = left as i64;
+    let (near, far) = if phase < 0.5 {
+        (left, left + 1)
+    } else {
+        phase = 1.0 - phase;
+        (left + 1, left)
+    };
+    let get = |i: i64| -> Option<f64> {
+        if i < 0 {
+            return None;
+        }
+        frames
+            .get(i as usize)
+            .and_then(|f| f.f0_hz())
+            .map(|v| v as f64)
+    };
+    let f_near = get(near)?;
+    match get(far) {
+        Some(f_far) => Some(f_near + phase * (f_far - f_near)),
+        None => Some(f_near),
+    }
+}
+
+/// Frame features of a whole buffer (one [`FeatureExtractor`] fed at once).
+pub fn extract(pcm: &[f32]) -> FrameFeatures {
+    let mut extractor = FeatureExtractor::new();
+    extractor.push(pcm);
+    extractor.finish();
+    extractor.into_features()
+}
+
+#[cfg(test)]
+mod tests;

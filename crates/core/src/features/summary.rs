@@ -1,0 +1,721 @@
+//! Statistics of a span of frames (a window or a file): prosody, voice quality, timing and turn-taking.
+//!
+//! Everything a window's signal rules read, computed from final frames only,
+//! so a span summarised during a stream and after the upload agree.
+//! Definitions (units in the field docs; sources in `docs/ANALYZER.md`):
+//!
+//! - speech and pauses: frames the VAD calls speech and whose intensity is
+//!   within [`SILENCE_BELOW_PEAK_DB`] of the loudest (99th percentile) nearby
+//!   (the VAD alone trails off slowly into silence), blips under 30 ms
+//!   dropped, gaps shorter than [`MIN_PAUSE_S`] bridged; a pause is a
+//!   non-speech stretch of at least [`MIN_PAUSE_S`] between speech, counted in
+//!   the span where speech resumes, with its whole length (Goldman-Eisler's
+//!   250 ms convention);
+//! - speech rate: syllable nuclei per second after de Jong & Wempe (2009):
+//!   intensity peaks above (99th percentile - 25 dB), followed by a dip of at
+//!   least 2 dB before the next peak, voiced, in speech;
+//! - voiced segments per second: runs of voiced frames starting in the span
+//!   over its duration (eGeMAPS `VoicedSegmentsPerSec`);
+//! - terminal intonation: at each phrase end (speech followed by a pause, or
+//!   by the end of the input) the Theil-Sen slope of F0 in semitones over the
+//!   last 300 ms of voicing, and the final F0 relative to the phrase's median
+//!   (a raised final word, the commonest question contour, rises against the
+//!   phrase even when it is level within itself);
+//! - turns: runs of voiced segments assigned to the same voice; the gap
+//!   before a turn runs from the end of the speech holding the previous
+//!   voice's last segment to the start of the speech holding this one's
+//!   first (speech here without bridging, so short gaps count); a change
+//!   inside one stretch of speech (no silence) counts as an overlap.
+
+use serde::{Deserialize, Serialize};
+
+use super::pulses::{shimmer_local_db, JitterParts};
+use super::{Frame, FrameFeatures, FRAME_SECONDS};
+
+/// Shortest silence that counts as a pause, s.
+pub const MIN_PAUSE_S: f64 = 0.25;
+const MIN_PAUSE_FRAMES: usize = 25;
+/// Speech blips shorter than this many frames are dropped.
+const MIN_SPEECH_FRAMES: usize = 3;
+/// Terminal slopes beyond +/- this are rising / falling, semitones per second.
+pub const TERMINAL_SLOPE_ST_PER_S: f32 = 5.0;
+/// A phrase ending this far above (below) its median F0 with a level or
+/// rising (falling) slope is rising (falling), semitones.
+pub const TERMINAL_HEIGHT_ST: f32 = 4.0;
+/// Frames quieter than the 99th percentile intensity nearby minus this are
+/// silence whatever the VAD says, dB.
+pub const SILENCE_BELOW_PEAK_DB: f32 = 35.0;
+/// Voicing looked at for a terminal contour, s.
+const TERMINAL_WINDOW_S: f64 = 0.3;
+/// Voiced frames at the very end averaged for the final F0.
+const TERMINAL_END_FRAMES: usize = 5;
+/// A phrase-final contour needs voicing within this of the phrase end, s.
+const TERMINAL_REACH_S: f64 = 0.3;
+/// Fewest voiced frames for a terminal slope.
+const TERMINAL_MIN_FRAMES: usize = 10;
+/// de Jong & Wempe (2009): peaks below the 99th percentile minus this are silence, dB.
+const NUCLEUS_SILENCE_DB: f32 = 25.0;
+/// de Jong & Wempe (2009): minimum dip after a peak, dB.
+const NUCLEUS_MIN_DIP_DB: f32 = 2.0;
+/// Frames of context read before a span for pauses and turns (10 s).
+const CONTEXT_FRAMES: usize = 1000;
+
+/// A time range, s, half-open: frames whose centre lies in `[start_s, end_s)`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Span {
+    /// Start, s.
+    pub start_s: f64,
+    /// End, s.
+    pub end_s: f64,
+}
+
+impl Span {
+    /// The span `[start_s, end_s)`.
+    pub fn new(start_s: f64, end_s: f64) -> Self {
+        Self { start_s, end_s }
+    }
+
+    /// The whole input the features cover.
+    pub fn whole(features: &FrameFeatures) -> Self {
+        Self::new(0.0, features.duration_s())
+    }
+
+    /// Length, s (0 if reversed or not finite).
+    pub fn duration_s(&self) -> f64 {
+        let d = self.end_s - self.start_s;
+        if d.is_finite() {
+            d.max(0.0)
+        } else {
+            0.0
+        }
+    }
+
+    /// Frame index range `[first, last)` of the frames in the span.
+    fn frame_range(&self, len: usize) -> (usize, usize) {
+        let to_index = |t: f64| -> usize {
+            if !t.is_finite() || t <= 0.0 {
+                if t == f64::INFINITY {
+                    return len;
+                }
+                return 0;
+            }
+            // Frames with centre >= t: index >= t / 10 ms - 0.5.
+            let i = (t / FRAME_SECONDS - 0.5).ceil();
+            if i <= 0.0 {
+                0
+            } else {
+                (i as usize).min(len)
+            }
+        };
+        let first = to_index(self.start_s);
+        let last = to_index(self.end_s).max(first);
+        (first, last)
+    }
+}
+
+/// Direction of a phrase-final F0 movement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Slope above +[`TERMINAL_SLOPE_ST_PER_S`], or a level-or-rising end
+    /// at least [`TERMINAL_HEIGHT_ST`] above the phrase.
+    Rising,
+    /// Slope below -[`TERMINAL_SLOPE_ST_PER_S`], or a level-or-falling end
+    /// at least [`TERMINAL_HEIGHT_ST`] below the phrase.
+    Falling,
+    /// In between.
+    Level,
+}
+
+/// The F0 movement at the end of one phrase.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TerminalContour {
+    /// End of the last voiced frame of the phrase, s.
+    pub end_s: f64,
+    /// Theil-Sen slope of F0 over the last 300 ms of voicing, semitones per
+    /// second.
+    pub slope_st_per_s: f32,
+    /// Median F0 of the last 50 ms of voicing minus the phrase's median F0,
+    /// semitones.
+    pub final_height_st: f32,
+    /// Rising, falling or level.
+    pub direction: Direction,
+}
+
+/// One speaker turn.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Turn {
+    /// Voice, 0 or 1.
+    pub speaker: u8,
+    /// Start of the speech holding the turn's first voiced segment, s.
+    pub start_s: f64,
+    /// End of the speech holding its last voiced segment, s.
+    pub end_s: f64,
+    /// Silence since the other voice's previous turn ended, s (0 when the
+    /// change happened without silence); `None` for the first turn heard.
+    pub gap_before_s: Option<f64>,
+}
+
+/// Statistics of one span. `None` where the span holds nothing to measure
+/// (no voiced frames, no pulses, ...).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpanFeatures {
+    /// The span summarised.
+    pub span: Span,
+    /// Frames in the span.
+    pub frame_count: usize,
+    /// Speech time (VAD, gaps under the pause threshold bridged), s.
+    pub speech_s: f64,
+    /// Speech time over span duration, 0..1.
+    pub speech_ratio: f32,
+    /// Voiced frames over frames, 0..1.
+    pub voiced_ratio: f32,
+    /// Mean F0 of voiced frames, semitones re 27.5 Hz.
+    pub f0_mean_semitones: Option<f32>,
+    /// Median F0 of voiced frames, semitones re 27.5 Hz.
+    pub f0_median_semitones: Option<f32>,
+    /// Standard deviation of F0 of voiced frames, semitones.
+    pub f0_sd_semitones: Option<f32>,
+    /// F0 range, 5th to 95th percentile of voiced frames, semitones.
+    pub f0_range_semitones: Option<f32>,
+    /// Mean intensity of speech frames, dB (see [`Frame::intensity_db`]).
+    pub intensity_mean_db: Option<f32>,
+    /// Intensity range, 5th to 95th percentile of speech frames, dB.
+    pub intensity_range_db: Option<f32>,
+    /// Jitter (local) over the span's pulses, ratio (0.01 = 1 %).
+    pub jitter_local: Option<f32>,
+    /// Shimmer (local, dB) over the span's pulses, dB.
+    pub shimmer_local_db: Option<f32>,
+    /// Mean HNR of frames with a harmonicity value, dB.
+    pub hnr_db: Option<f32>,
+    /// Mean alpha ratio of voiced frames, dB.
+    pub alpha_ratio_db: Option<f32>,
+    /// Mean Hammarberg index of voiced frames, dB.
+    pub hammarberg_db: Option<f32>,
+    /// Mean spectral slope 0-500 Hz of voiced frames, dB/Hz.
+    pub slope_0_500: Option<f32>,
+    /// Mean spectral slope 500-1500 Hz of voiced frames, dB/Hz.
+    pub slope_500_1500: Option<f32>,
+    /// Syllable nuclei found.
+    pub syllable_count: u32,
+    /// Syllable nuclei per second of span, syll/s.
+    pub speech_rate_syl_per_s: f32,
+    /// Syllable nuclei per second of speech, syll/s.
+    pub articulation_rate_syl_per_s: Option<f32>,
+    /// Voiced segments starting in the span per second, 1/s.
+    pub voiced_segments_per_s: f32,
+    /// Pauses that ended in the span.
+    pub pause_count: u32,
+    /// Their mean length, s.
+    pub pause_mean_s: Option<f32>,
+    /// Their longest, s.
+    pub pause_max_s: Option<f32>,
+    /// Their total, s.
+    pub pause_total_s: f32,
+    /// Phrase-final contours of phrases ending in the span.
+    pub terminals: Vec<TerminalContour>,
+    /// How many of them rise.
+    pub rising_terminals: u32,
+    /// How many of them fall.
+    pub falling_terminals: u32,
+    /// Voices heard in the span (0, 1 or 2).
+    pub voice_count: u8,
+    /// Share of assigned voiced time per voice, 0..1 each; zeros if none.
+    pub talk_share: [f32; 2],
+    /// Turns that started in the span.
+    pub turns: Vec<Turn>,
+    /// Speaker changes in the span.
+    pub speaker_changes: u32,
+    /// Speaker changes per minute of span.
+    pub speaker_changes_per_min: f32,
+    /// Speaker changes without silence between the voices.
+    pub overlap_count: u32,
+    /// Mean gap before a change of speaker (response latency), s.
+    pub gap_mean_s: Option<f32>,
+    /// Longest gap before a change of speaker, s.
+    pub gap_max_s: Option<f32>,
+}
+
+/// Median of `values` (reorders them); `None` if empty.
+pub(crate) fn median(values: &mut [f32]) -> Option<f32> {
+    quantile(values, 0.5)
+}
+
+/// Linear-interpolated quantile `q` in 0..1 (sorts `values`).
+fn quantile(values: &mut [f32], q: f64) -> Option<f32> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(|a, b| a.total_cmp(b));
+    let pos = q.clamp(0.0, 1.0) * (values.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    let frac = (pos - lo as f64) as f32;
+    Some(values[lo] + frac * (values[hi] - values[lo]))
+}
+
+fn mean(values: impl Iterator<Item = f32>) -> Option<f32> {
+    let (mut sum, mut n) = (0.0f64, 0usize);
+    for v in values {
+        if v.is_finite() {
+            sum += v as f64;
+            n += 1;
+        }
+    }
+    if n == 0 {
+        None
+    } else {
+        Some((sum / n as f64) as f32)
+    }
+}
+
+/// Speech flags for frames `lo..hi`: VAD decisions in frames loud enough to
+/// be more than silence, with blips dropped; and the same with short gaps
+/// between speech bridged.
+fn speech_masks(frames: &[Frame], lo: usize, hi: usize) -> (Vec<bool>, Vec<bool>) {
+    let mut levels: Vec<f32> = frames[lo..hi].iter().map(|f| f.intensity_db).collect();
+    let floor =
+        quantile(&mut levels, 0.99).map_or(f32::INFINITY, |top| top - SILENCE_BELOW_PEAK_DB);
+    let mut mask: Vec<bool> = frames[lo..hi]
+        .iter()
+        .map(|f| f.is_speech() && f.intensity_db > floor)
+        .collect();
+    let runs = |mask: &[bool], value: bool| -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < mask.len() {
+            if mask[i] == value {
+                let s = i;
+                while i < mask.len() && mask[i] == value {
+                    i += 1;
+                }
+                out.push((s, i));
+            } else {
+                i += 1;
+            }
+        }
+        out
+    };
+    for (s, e) in runs(&mask, true) {
+        if e - s < MIN_SPEECH_FRAMES {
+            mask[s..e].fill(false);
+        }
+    }
+    let raw = mask.clone();
+    for (s, e) in runs(&mask, false) {
+        if s > 0 && e < mask.len() && e - s < MIN_PAUSE_FRAMES {
+            mask[s..e].fill(true);
+        }
+    }
+    (raw, mask)
+}
+
+/// Theil-Sen slope of `(t, y)` points: the median of pairwise slopes.
+fn theil_sen(points: &[(f64, f32)]) -> Option<f32> {
+    let mut slopes = Vec::with_capacity(points.len() * points.len() / 2);
+    for (i, a) in points.iter().enumerate() {
+        for b in &points[i + 1..] {
+            let dt = b.0 - a.0;
+            if dt > 0.0 {
+                slopes.push(((b.1 - a.1) as f64 / dt) as f32);
+            }
+        }
+    }
+    median(&mut slopes)
+}
+
+/// The F0 movement over the last voiced [`TERMINAL_WINDOW_S`] before frame
+/// `phrase_end` (exclusive); the phrase began at frame `phrase_start`.
+fn terminal_contour(
+    frames: &[Frame],
+    phrase_start: usize,
+    phrase_end: usize,
+) -> Option<TerminalContour> {
+    let reach = (TERMINAL_REACH_S / FRAME_SECONDS).round() as usize;
+    let window = (TERMINAL_WINDOW_S / FRAME_SECONDS).round() as usize;
+    let last_voiced = (phrase_end.saturating_sub(reach)..phrase_end)
+        .rev()
+        .find(|&i| frames[i].is_voiced())?;
+    let first = (last_voiced + 1).saturating_sub(window);
+    let points: Vec<(f64, f32)> = frames[first..=last_voiced]
+        .iter()
+        .filter_map(|f| f.f0_semitones.map(|st| (f.time_s(), st)))
+        .collect();
+    if points.len() < TERMINAL_MIN_FRAMES {
+        return None;
+    }
+    let slope = theil_sen(&points)?;
+    let mut phrase: Vec<f32> = frames[phrase_start.min(last_voiced)..=last_voiced]
+        .iter()
+        .filter_map(|f| f.f0_semitones)
+        .collect();
+    let mut end: Vec<f32> = points[points.len() - TERMINAL_END_FRAMES..]
+        .iter()
+        .map(|p| p.1)
+        .collect();
+    let height = median(&mut end)? - median(&mut phrase)?;
+    let direction = if slope > TERMINAL_SLOPE_ST_PER_S
+        || (height >= TERMINAL_HEIGHT_ST && slope >= 0.0)
+    {
+        Direction::Rising
+    } else if slope < -TERMINAL_SLOPE_ST_PER_S || (height <= -TERMINAL_HEIGHT_ST && slope <= 0.0) {
+        Direction::Falling
+    } else {
+        Direction::Level
+    };
+    Some(TerminalContour {
+        end_s: (last_voiced + 1) as f64 * FRAME_SECONDS,
+        slope_st_per_s: slope,
+        final_height_st: height,
+        direction,
+    })
+}
+
+/// Syllable nuclei among frames `first..last` (de Jong & Wempe 2009).
+fn syllable_nuclei(
+    frames: &[Frame],
+    first: usize,
+    last: usize,
+    mask: &[bool],
+    mask_lo: usize,
+) -> u32 {
+    if last < first + 3 {
+        return 0;
+    }
+    let mut levels: Vec<f32> = frames[first..last].iter().map(|f| f.intensity_db).collect();
+    let Some(top) = quantile(&mut levels, 0.99) else {
+        return 0;
+    };
+    let threshold = top - NUCLEUS_SILENCE_DB;
+    let level = |i: usize| frames[i].intensity_db;
+    let peaks: Vec<usize> = (first + 1..last - 1)
+        .filter(|&i| level(i) > threshold && level(i) > level(i - 1) && level(i) >= level(i + 1))
+        .collect();
+    let mut count = 0;
+    for (n, &p) in peaks.iter().enumerate() {
+        let next = peaks.get(n + 1).copied().unwrap_or(last);
+        let dip = frames[p..next]
+            .iter()
+            .fold(f32::INFINITY, |m, f| m.min(f.intensity_db));
+        let in_speech = mask.get(p - mask_lo).copied().unwrap_or(false);
+        if level(p) - dip >= NUCLEUS_MIN_DIP_DB && frames[p].is_voiced() && in_speech {
+            count += 1;
+        }
+    }
+    count
+}
+
+/// Summarises the frames whose centre lies in `span`, reading up to 10 s of
+/// earlier frames for pauses and turns that began before it.
+pub fn summarize(features: &FrameFeatures, span: Span) -> SpanFeatures {
+    let frames = &features.frames;
+    let (first, last) = span.frame_range(frames.len());
+    let in_span = &frames[first..last];
+    let duration = span.duration_s();
+    let lo = first.saturating_sub(CONTEXT_FRAMES);
+    let hi = (last + MIN_PAUSE_FRAMES).min(frames.len());
+    let (raw_mask, mask) = speech_masks(frames, lo, hi);
+    let speech_frames = (first..last).filter(|&i| mask[i - lo]).count();
+
+    let mut f0: Vec<f32> = in_span.iter().filter_map(|f| f.f0_semitones).collect();
+    let voiced = f0.len();
+    let f0_mean = mean(f0.iter().copied());
+    let f0_sd = f0_mean.and_then(|m| {
+        if f0.len() < 2 {
+            return None;
+        }
+        let var = f0.iter().map(|v| ((v - m) as f64).powi(2)).sum::<f64>() / (f0.len() - 1) as f64;
+        Some(var.sqrt() as f32)
+    });
+    let f0_median = median(&mut f0);
+    let f0_range = match (quantile(&mut f0, 0.95), quantile(&mut f0, 0.05)) {
+        (Some(a), Some(b)) => Some(a - b),
+        _ => None,
+    };
+
+    let mut levels: Vec<f32> = (first..last)
+        .filter(|&i| mask[i - lo])
+        .map(|i| frames[i].intensity_db)
+        .collect();
+    let intensity_mean = mean(levels.iter().copied());
+    let intensity_range = match (quantile(&mut levels, 0.95), quantile(&mut levels, 0.05)) {
+        (Some(a), Some(b)) => Some(a - b),
+        _ => None,
+    };
+
+    let p_lo = features.pulses.partition_point(|p| p.time_s < span.start_s);
+    let p_hi = features.pulses.partition_point(|p| p.time_s <= span.end_s);
+    let span_pulses = &features.pulses[p_lo..p_hi.max(p_lo)];
+    let jitter = JitterParts::of(span_pulses).jitter().map(|v| v as f32);
+    let shimmer = shimmer_local_db(span_pulses).map(|v| v as f32);
+    let hnr = mean(in_span.iter().filter_map(|f| f.hnr_db));
+
+    let voiced_frames = || in_span.iter().filter(|f| f.is_voiced());
+    let alpha = mean(voiced_frames().map(|f| f.alpha_ratio_db));
+    let hammarberg = mean(voiced_frames().map(|f| f.hammarberg_db));
+    let slope_low = mean(voiced_frames().map(|f| f.slope_0_500));
+    let slope_high = mean(voiced_frames().map(|f| f.slope_500_1500));
+
+    let syllables = syllable_nuclei(frames, first, last, &mask, lo);
+    let speech_s = speech_frames as f64 * FRAME_SECONDS;
+    let voiced_starts = (first..last)
+        .filter(|&i| frames[i].is_voiced() && (i == 0 || !frames[i - 1].is_voiced()))
+        .count();
+
+    // Pauses end where speech resumes inside the span; phrases end where a
+    // pause (or the end of the input) begins inside the span.
+    let mut pauses: Vec<f32> = Vec::new();
+    let mut terminals = Vec::new();
+    let mut phrase_start = lo;
+    let mut i = 0;
+    while i < mask.len() {
+        if mask[i] {
+            i += 1;
+            continue;
+        }
+        let s = i;
+        while i < mask.len() && !mask[i] {
+            i += 1;
+        }
+        let (start, end) = (lo + s, lo + i);
+        let after_speech = s > 0;
+        let long = i - s >= MIN_PAUSE_FRAMES;
+        let reaches_end = end == frames.len();
+        if after_speech && long && end < frames.len() && (first..last).contains(&end) {
+            pauses.push(((end - start) as f64 * FRAME_SECONDS) as f32);
+        }
+        if after_speech && (long || reaches_end) && (first..last).contains(&start) {
+            if let Some(t) = terminal_contour(frames, phrase_start, start) {
+                terminals.push(t);
+            }
+        }
+        if long {
+            phrase_start = end;
+        }
+    }
+    if let (Some(&true), true) = (mask.last(), hi == frames.len()) {
+        // Speech running to the end of the input ends a phrase too.
+        if (first..last).contains(&(frames.len() - 1)) {
+            if let Some(t) = terminal_contour(frames, phrase_start, frames.len()) {
+                terminals.push(t);
+            }
+        }
+    }
+
+    let turns_summary = turns(features, &span, &raw_mask, lo);
+
+    let pause_count = pauses.len() as u32;
+    SpanFeatures {
+        span,
+        frame_count: in_span.len(),
+        speech_s,
+        speech_ratio: if duration > 0.0 {
+            (speech_s / duration).min(1.0) as f32
+        } else {
+            0.0
+        },
+        voiced_ratio: if in_span.is_empty() {
+            0.0
+        } else {
+            voiced as f32 / in_span.len() as f32
+        },
+        f0_mean_semitones: f0_mean,
+        f0_median_semitones: f0_median,
+        f0_sd_semitones: f0_sd,
+        f0_range_semitones: f0_range,
+        intensity_mean_db: intensity_mean,
+        intensity_range_db: intensity_range,
+        jitter_local: jitter,
+        shimmer_local_db: shimmer,
+        hnr_db: hnr,
+        alpha_ratio_db: alpha,
+        hammarberg_db: hammarberg,
+        slope_0_500: slope_low,
+        slope_500_1500: slope_high,
+        syllable_count: syllables,
+        speech_rate_syl_per_s: if duration > 0.0 {
+            (syllables as f64 / duration) as f32
+        } else {
+            0.0
+        },
+        articulation_rate_syl_per_s: if speech_s > 0.0 {
+            Some((syllables as f64 / speech_s) as f32)
+        } else {
+            None
+        },
+        voiced_segments_per_s: if duration > 0.0 {
+            (voiced_starts as f64 / duration) as f32
+        } else {
+            0.0
+        },
+        pause_count,
+        pause_mean_s: mean(pauses.iter().copied()),
+        pause_max_s: pauses.iter().copied().reduce(f32::max),
+        pause_total_s: pauses.iter().sum(),
+        rising_terminals: terminals
+            .iter()
+            .filter(|t| t.direction == Direction::Rising)
+            .count() as u32,
+        falling_terminals: terminals
+            .iter()
+            .filter(|t| t.direction == Direction::Falling)
+            .count() as u32,
+        terminals,
+        voice_count: turns_summary.voice_count,
+        talk_share: turns_summary.talk_share,
+        speaker_changes: turns_summary.changes,
+        speaker_changes_per_min: if duration > 0.0 {
+            (turns_summary.changes as f64 * 60.0 / duration) as f32
+        } else {
+            0.0
+        },
+        overlap_count: turns_summary.overlaps,
+        gap_mean_s: mean(turns_summary.gaps.iter().copied()),
+        gap_max_s: turns_summary.gaps.iter().copied().reduce(f32::max),
+        turns: turns_summary.turns,
+    }
+}
+
+struct TurnSummary {
+    voice_count: u8,
+    talk_share: [f32; 2],
+    turns: Vec<Turn>,
+    changes: u32,
+    overlaps: u32,
+    gaps: Vec<f32>,
+}
+
+/// Start and end frame of the speech (by `mask`, which covers frames from
+/// `lo`) around frame `f`; the frame itself where the mask does not reach.
+fn speech_bounds(mask: &[bool], lo: usize, f: usize) -> (usize, usize) {
+    if f < lo || f - lo >= mask.len() || !mask[f - lo] {
+        return (f, f + 1);
+    }
+    let mut s = f - lo;
+    while s > 0 && mask[s - 1] {
+        s -= 1;
+    }
+    let mut e = f - lo + 1;
+    while e < mask.len() && mask[e] {
+        e += 1;
+    }
+    (lo + s, lo + e)
+}
+
+fn turns(features: &FrameFeatures, span: &Span, mask: &[bool], lo: usize) -> TurnSummary {
+    let segments = &features.voiced_segments;
+    let (first, last) = span.frame_range(features.frames.len());
+    let mut voiced_time = [0.0f64; 2];
+    for s in segments {
+        if let Some(v) = s.speaker {
+            let overlap = s
+                .end_frame
+                .min(last as u64)
+                .saturating_sub(s.start_frame.max(first as u64));
+            voiced_time[v.min(1) as usize] += overlap as f64 * FRAME_SECONDS;
+        }
+    }
+    let total: f64 = voiced_time.iter().sum();
+    let talk_share = if total > 0.0 {
+        [
+            (voiced_time[0] / total) as f32,
+            (voiced_time[1] / total) as f32,
+        ]
+    } else {
+        [0.0, 0.0]
+    };
+    let voice_count = voiced_time.iter().filter(|&&t| t > 0.0).count() as u8;
+
+    // Turns: consecutive labelled segments of one voice. Begin at the last
+    // labelled segment before the span so the first change is seen.
+    let start_at = segments.partition_point(|s| s.end_frame <= first as u64);
+    let from = segments[..start_at]
+        .iter()
+        .rposition(|s| s.speaker.is_some())
+        .unwrap_or(start_at);
+    let mut out = TurnSummary {
+        voice_count,
+        talk_share,
+        turns: Vec::new(),
+        changes: 0,
+        overlaps: 0,
+        gaps: Vec::new(),
+    };
+    let mut current: Option<(u8, usize, usize)> = None; // voice, first frame, last frame (exclusive)
+    let mut previous_end: Option<usize> = None;
+    let labelled = segments[from..]
+        .iter()
+        .filter(|s| (s.start_frame as usize) < last)
+        .filter_map(|s| {
+            s.speaker
+                .map(|v| (v, s.start_frame as usize, s.end_frame as usize))
+        });
+    let finish = |turn: (u8, usize, usize), previous_end: Option<usize>, out: &mut TurnSummary| {
+        let (voice, s, e) = turn;
+        let (start, _) = speech_bounds(mask, lo, s);
+        let (_, end) = speech_bounds(mask, lo, e.saturating_sub(1));
+        if (first..last).contains(&s) {
+            let gap = previous_end.map(|pe| start.saturating_sub(pe) as f64 * FRAME_SECONDS);
+            if let Some(g) = gap {
+                out.changes += 1;
+                out.gaps.push(g as f32);
+                if g <= 0.0 {
+                    out.overlaps += 1;
+                }
+            }
+            out.turns.push(Turn {
+                speaker: voice,
+                start_s: start as f64 * FRAME_SECONDS,
+                end_s: end as f64 * FRAME_SECONDS,
+                gap_before_s: gap,
+            });
+        }
+        end
+    };
+    for (voice, s, e) in labelled {
+        current = match current {
+            Some((v, cs, _)) if v == voice => Some((v, cs, e)),
+            Some(turn) => {
+                previous_end = Some(finish(turn, previous_end, &mut out));
+                Some((voice, s, e))
+            }
+            None => Some((voice, s, e)),
+        };
+    }
+    if let Some(turn) = current {
+        finish(turn, previous_end, &mut out);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_interpolate_and_empty_input_has_none() {
+        let mut v = vec![4.0, 1.0, 3.0, 2.0];
+        assert_eq!(median(&mut v), Some(2.5));
+        assert_eq!(quantile(&mut v, 0.0), Some(1.0));
+        assert_eq!(median(&mut []), None);
+    }
+
+    #[test]
+    fn theil_sen_ignores_a_single_outlier() {
+        let mut pts: Vec<(f64, f32)> = (0..20)
+            .map(|i| (i as f64 * 0.01, 30.0 + i as f32 * 0.1))
+            .collect();
+        pts[10].1 = 42.0;
+        let slope = theil_sen(&pts).unwrap_or(0.0);
+        assert!((slope - 10.0).abs() < 0.5, "{slope}");
+    }
+
+    #[test]
+    fn frame_range_takes_frames_whose_centre_is_inside() {
+        let s = Span::new(0.0, 1.0);
+        assert_eq!(s.frame_range(500), (0, 100));
+        let s = Span::new(0.995, 2.0);
+        assert_eq!(s.frame_range(500), (99, 200));
+        assert_eq!(Span::new(3.0, 2.0).frame_range(500), (300, 300));
+    }
+}

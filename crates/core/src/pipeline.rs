@@ -1,0 +1,213 @@
+//! The library entry points: a file or byte buffer in, the v2 job result or
+//! the v1 result out, with no server involved. The server's jobs call exactly
+//! these functions.
+//!
+//! Steps: probe the container by content and check it against the model's
+//! rules (`attune-media`), decode the audio to 16 kHz mono, extract frame
+//! features ([`crate::features`]), cut the media into 5 s windows
+//! ([`WindowPlan::UPLOAD`]), summarise each window, and hand it to the
+//! model's [`WindowAnalyzer`]; the per-window verdicts then become the job
+//! result ([`crate::upload`]).
+
+use crate::analysis::params::ModelParams;
+use crate::analysis::{AudioMeasures, RuleAnalyzer, WindowAnalyzer, WindowFeatures};
+use crate::error::{ErrorCode, ServiceError};
+use crate::features::{self, Span, SpanFeatures};
+use crate::upload::{job_result, v1_parts, Sections, V1Parts};
+use crate::window::WindowPlan;
+use crate::wire::{Model, Seconds, Signal, UploadJobResult, UploadJobWindow};
+use attune_media::{MediaError, MediaRequirements, ProbeInfo};
+
+/// Turns a media error into the interface's error with its code.
+pub fn media_error(error: &MediaError) -> ServiceError {
+    let code = ErrorCode::parse(error.code_str()).unwrap_or(ErrorCode::Ih5002);
+    ServiceError::with_message(code, error.to_string())
+}
+
+/// Options of one analysis.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnalysisOptions {
+    /// The model.
+    pub model: Model,
+    /// Longest accepted media, seconds (`ih4004` beyond; 1800 by default).
+    pub max_duration: Seconds,
+}
+
+impl AnalysisOptions {
+    /// Options for `model` with the default 30-minute maximum.
+    pub fn new(model: Model) -> Self {
+        AnalysisOptions {
+            model,
+            max_duration: MediaRequirements::DEFAULT_MAX_DURATION,
+        }
+    }
+
+    fn requirements(&self) -> MediaRequirements {
+        let base = match self.model {
+            Model::Inter2Audio => MediaRequirements::for_inter2_audio(),
+            Model::Inter2 | Model::Inter2Deep => MediaRequirements::for_inter2(),
+        };
+        base.with_max_duration(self.max_duration)
+    }
+}
+
+/// Checks `bytes` against the model's media rules without decoding them:
+/// the validation an upload gets at submit. Errors carry the interface's
+/// codes (`ih4002`, `ih4004`, `ih4007`, `ih5001`, `ih5002`, `ih5003`,
+/// `ih5008`); `inter-2-deep` answers `ih4020`.
+pub fn validate(bytes: &[u8], options: &AnalysisOptions) -> Result<ProbeInfo, ServiceError> {
+    if options.model.is_reserved() {
+        return Err(ServiceError::with_message(
+            ErrorCode::Ih4020,
+            format!(
+                "model {} is not available on this route; available models: inter-2, inter-2-audio",
+                options.model
+            ),
+        ));
+    }
+    let info = attune_media::probe(bytes).map_err(|e| media_error(&e))?;
+    attune_media::check(&info, &options.requirements()).map_err(|e| media_error(&e))?;
+    Ok(info)
+}
+
+/// A whole file's analysis: its windows in file order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileAnalysis {
+    /// The model that analyzed it.
+    pub model: Model,
+    /// Length of the analyzed media, seconds.
+    pub duration: Seconds,
+    /// Length of each window, seconds.
+    pub window_seconds: Seconds,
+    /// Per-window results.
+    pub windows: Vec<UploadJobWindow>,
+    /// Version of the parameter set used.
+    pub params_version: &'static str,
+}
+
+impl FileAnalysis {
+    /// The v2 job `result` with the requested sections.
+    pub fn job_result(&self, sections: Sections) -> UploadJobResult {
+        job_result(
+            self.windows.clone(),
+            self.duration,
+            self.window_seconds,
+            sections,
+        )
+    }
+
+    /// The v1 result's signals, engagement spans and CQI block.
+    pub fn v1_parts(&self, sections: Sections) -> V1Parts {
+        v1_parts(&self.windows, self.duration, sections)
+    }
+}
+
+/// Analyzes a whole file held in memory.
+pub fn analyze_bytes(
+    bytes: &[u8],
+    options: &AnalysisOptions,
+) -> Result<FileAnalysis, ServiceError> {
+    let info = validate(bytes, options)?;
+    let pcm = attune_media::decode_audio(bytes).map_err(|e| media_error(&e))?;
+    let frames = features::extract(&pcm.samples);
+    let params = ModelParams::for_model(options.model);
+    let mut analyzer = RuleAnalyzer::new(params);
+    let plan = WindowPlan::UPLOAD;
+    let windows = plan
+        .windows(info.duration)
+        .map(|span| {
+            let summary = features::summarize(&frames, Span::new(span.start, span.end));
+            let window = WindowFeatures {
+                start: span.start,
+                end: span.end,
+                audio: audio_measures(&summary),
+                video: None,
+            };
+            let verdict = analyzer.analyze(&window);
+            upload_window(span.index, &window, verdict, options.model)
+        })
+        .collect();
+    Ok(FileAnalysis {
+        model: options.model,
+        duration: info.duration,
+        window_seconds: plan.window_seconds(),
+        windows,
+        params_version: params.version,
+    })
+}
+
+fn upload_window(
+    index: u64,
+    window: &WindowFeatures,
+    verdict: crate::analysis::WindowVerdict,
+    model: Model,
+) -> UploadJobWindow {
+    UploadJobWindow {
+        index: u32::try_from(index).unwrap_or(u32::MAX),
+        start_seconds: window.start,
+        end_seconds: window.end,
+        engagement_status: verdict.engagement,
+        signals: verdict
+            .findings
+            .iter()
+            .map(|f| Signal {
+                signal_type: f.signal,
+                start: window.start,
+                end: window.end,
+                probability: Some(f.probability),
+                rationale: Some(f.rationale.clone()),
+                modality: Some(crate::analysis::modality(f, model, None)),
+            })
+            .collect(),
+    }
+}
+
+/// The analyzer's audio measurements from a span summary.
+pub fn audio_measures(s: &SpanFeatures) -> AudioMeasures {
+    let f = |x: Option<f32>| x.map(f64::from).filter(|v| v.is_finite());
+    let share_total: f32 = s.talk_share.iter().sum();
+    let dominant_share = (s.voice_count >= 2 && share_total > 0.0)
+        .then(|| f64::from(s.talk_share.iter().copied().fold(0.0f32, f32::max) / share_total));
+    // A backchannel: a turn under 1 s between two turns of the other voice.
+    let backchannels = s
+        .turns
+        .windows(3)
+        .filter(|t| {
+            t[1].end_s - t[1].start_s < 1.0
+                && t[0].speaker == t[2].speaker
+                && t[1].speaker != t[0].speaker
+        })
+        .count() as u32;
+    AudioMeasures {
+        speech_seconds: s.speech_s,
+        pause_count: s.pause_count,
+        pause_seconds: f64::from(s.pause_total_s).max(0.0),
+        pause_max: f(s.pause_max_s).unwrap_or(0.0),
+        speech_rate: f(s.articulation_rate_syl_per_s),
+        // Pitch is judged against one speaker's baseline; with two voices in
+        // the window the pooled mean and range describe neither speaker, so
+        // they are not reported (per-voice pitch is a later refinement).
+        f0_mean: f(s.f0_mean_semitones).filter(|_| s.voice_count < 2),
+        f0_range: f(s.f0_range_semitones).filter(|_| s.voice_count < 2),
+        loudness_mean: f(s.intensity_mean_db),
+        jitter: f(s.jitter_local).map(|j| j * 100.0),
+        shimmer_db: f(s.shimmer_local_db),
+        hnr: f(s.hnr_db),
+        alpha_ratio: f(s.alpha_ratio_db),
+        rising_terminals: s.rising_terminals,
+        falling_terminals: s.falling_terminals,
+        terminal_rise_max: s
+            .terminals
+            .iter()
+            .filter(|t| t.direction == features::Direction::Rising)
+            .map(|t| f64::from(t.slope_st_per_s))
+            .filter(|v| v.is_finite())
+            .reduce(f64::max),
+        speakers: u32::from(s.voice_count),
+        turns: s.speaker_changes,
+        dominant_share,
+        overlaps: s.overlap_count,
+        response_latency: f(s.gap_mean_s),
+        backchannels,
+    }
+}

@@ -1,0 +1,442 @@
+//! The upload routes and job reads: `POST /v2/upload/analyze` (a job),
+//! `GET /v2/upload/jobs/{job_id}` and `POST /v1/upload/analyze`
+//! (synchronous), and the task that carries a job through its states.
+//!
+//! A submission goes: scope `service.upload`; quota and budget already used
+//! up (`ih3003`, `ih3004`, `ih3006`); a job slot (`ih1002`); the streamed
+//! form, checked (`ih4001`, `ih4003`, `ih4005`, `ih4020`, `ih2003`); the
+//! runner's media validation (`ih4002`, `ih4004`, `ih4007`, `ih5001`,
+//! `ih5002`, `ih5008`, `ih1003`); the media's duration charged to the
+//! account and the token (`ih3003`, `ih3004`, `ih3006`); then the job is
+//! recorded (`ih1003` if the store fails) and handed to a worker. Charges are
+//! given back when the analysis fails.
+//!
+//! A 202 answers the envelope as recorded at submission, `queued`, as the
+//! interface's response table says; later states are read from the job.
+
+use crate::auth::store_unavailable;
+use crate::clock::{utc_day, Clock};
+use crate::http_error::{Body, HttpError};
+use crate::ids::{is_job_id, new_job_id, CorrelationId};
+use crate::jobs::{JobInput, JobSlot, PoolClosed, UploadRequest, WorkerPool};
+use crate::keys::Scope;
+use crate::limits::quota_refusal;
+use crate::routes::{json_response, App, Caller};
+use crate::store::{JobRecord, JobStore, NewJob, QuotaOutcome};
+use crate::tokens::charge_video_budget;
+use crate::upload_form::{read_form, RawUploadForm};
+use attune_core::upload::v1_parts;
+use attune_core::wire::{
+    AnalysisResult, Feedback, Modality, Timestamp, UploadJobResponse, UploadJobStatus,
+};
+use attune_core::{ErrorCode, ServiceError};
+use hyper::body::Incoming;
+use hyper::{Request, Response, StatusCode};
+use std::sync::Arc;
+use time::Date;
+use tokio::sync::oneshot;
+use tracing::Instrument;
+
+/// How long a job stays readable after submission.
+pub const JOB_LIFETIME_SECONDS: i64 = 3600;
+
+/// What an analysis was charged, to give back if it fails.
+#[derive(Debug, Clone)]
+struct Charge {
+    account_id: i64,
+    day: Date,
+    seconds: f64,
+    token_id: Option<String>,
+}
+
+impl Charge {
+    async fn refund(&self, app: &App) {
+        if let Err(error) = app
+            .services
+            .usage
+            .refund_analysis_seconds(self.account_id, self.day, self.seconds)
+            .await
+        {
+            tracing::error!(%error, account_id = self.account_id, "usage refund failed");
+        }
+        if let Some(token_id) = &self.token_id {
+            if let Err(error) = app
+                .services
+                .tokens
+                .refund_video_seconds(token_id, self.seconds)
+                .await
+            {
+                tracing::error!(%error, %token_id, "token budget refund failed");
+            }
+        }
+    }
+}
+
+/// Refuses before the body is read when the account's quotas or the token's
+/// budget are already used up.
+async fn check_remaining(app: &App, caller: &Caller) -> Result<(), HttpError> {
+    let principal = &caller.principal;
+    if let Some(grant) = principal.token() {
+        if grant.video_seconds_left.is_some_and(|left| left <= 0.0) {
+            return Err(HttpError::new(ServiceError::with_message(
+                ErrorCode::Ih3006,
+                "The client token's video budget (max_video_seconds) is used up.",
+            )));
+        }
+    }
+    let usage = app
+        .services
+        .usage
+        .usage(principal.account_id(), utc_day(caller.now))
+        .await
+        .map_err(|error| store_unavailable(&error))?;
+    let limits = principal.account().limits;
+    if usage.total_seconds >= limits.analysis_quota_seconds as f64 {
+        quota_refusal(QuotaOutcome::TotalExceeded, caller.now)?;
+    }
+    if usage.day_seconds >= limits.daily_quota_seconds as f64 {
+        quota_refusal(QuotaOutcome::DailyExceeded, caller.now)?;
+    }
+    Ok(())
+}
+
+/// Charges `seconds` of analysis to the token's budget and the account's
+/// quotas, all or nothing.
+async fn charge(app: &App, caller: &Caller, seconds: f64) -> Result<Charge, HttpError> {
+    let principal = &caller.principal;
+    let charge = Charge {
+        account_id: principal.account_id(),
+        day: utc_day(caller.now),
+        seconds,
+        token_id: principal.token().map(|grant| grant.id.clone()),
+    };
+    if let Some(token_id) = &charge.token_id {
+        charge_video_budget(app.services.tokens.as_ref(), token_id, seconds).await?;
+    }
+    let outcome = app
+        .services
+        .usage
+        .charge_analysis_seconds(charge.account_id, charge.day, seconds)
+        .await;
+    let refused = match outcome {
+        Ok(QuotaOutcome::Granted) => return Ok(charge),
+        Ok(outcome) => quota_refusal(outcome, caller.now).err(),
+        Err(error) => Some(HttpError::new(store_unavailable(&error))),
+    };
+    if let Some(token_id) = &charge.token_id {
+        if let Err(error) = app
+            .services
+            .tokens
+            .refund_video_seconds(token_id, seconds)
+            .await
+        {
+            tracing::error!(%error, %token_id, "token budget refund failed");
+        }
+    }
+    Err(refused.expect("a refused charge has an error"))
+}
+
+/// The largest file the caller may upload: the deployment's limit, or the
+/// client token's `max_bytes` when smaller.
+fn file_limit(app: &App, caller: &Caller) -> u64 {
+    caller
+        .principal
+        .token()
+        .and_then(|grant| grant.caps.max_bytes)
+        .map_or(app.max_upload_bytes, |cap| cap.min(app.max_upload_bytes))
+}
+
+/// The job envelope of a record.
+fn envelope(record: &JobRecord, docs_url: &str) -> UploadJobResponse {
+    UploadJobResponse {
+        job_id: record.id.clone(),
+        status: record.status,
+        model: record.model,
+        created_at: record.created_at,
+        expires_at: record.expires_at,
+        status_url: UploadJobResponse::status_url_for(&record.id),
+        result: match record.status {
+            UploadJobStatus::Completed => record.result.clone(),
+            _ => None,
+        },
+        error: match (record.status, &record.error) {
+            (UploadJobStatus::Failed, Some(error)) => {
+                Some(error.to_response(&record.correlation_id, docs_url))
+            }
+            _ => None,
+        },
+    }
+}
+
+/// `POST /v2/upload/analyze`.
+pub(crate) async fn submit_v2(
+    app: &App,
+    caller: &Caller,
+    correlation_id: &CorrelationId,
+    request: Request<Incoming>,
+) -> Result<Response<Body>, HttpError> {
+    let principal = &caller.principal;
+    principal.require_scope(Scope::Upload.as_str())?;
+    check_remaining(app, caller).await?;
+    let slot = app.pool.reserve()?;
+    let (parts, body) = request.into_parts();
+    let mut model_check = |form: &RawUploadForm| match form.model.is_empty() {
+        true => Ok(()),
+        false => form.v2_model(principal).map(drop),
+    };
+    let form = read_form(
+        body,
+        &parts.headers,
+        file_limit(app, caller),
+        &mut model_check,
+    )
+    .await?;
+    let upload = form.check_v2(principal)?;
+    let (upload, media) = app.pool.validate(upload).await?;
+    let charge = charge(app, caller, media.duration_seconds).await?;
+
+    let created_at = caller.now;
+    let new_job = NewJob {
+        id: new_job_id(),
+        account_id: principal.account_id(),
+        model: upload.model,
+        correlation_id: correlation_id.as_str().to_owned(),
+        created_at,
+        expires_at: created_at.plus_seconds(JOB_LIFETIME_SECONDS),
+        billed_seconds: charge.seconds,
+        billed_day: charge.day,
+        token_id: charge.token_id.clone(),
+    };
+    let record = match app.services.jobs.create_job(new_job).await {
+        Ok(record) => record,
+        Err(error) => {
+            charge.refund(app).await;
+            return Err(store_unavailable(&error).into());
+        }
+    };
+    if let Err(error) = app.services.jobs.purge_expired(created_at).await {
+        tracing::warn!(%error, "expired jobs not purged");
+    }
+    tracing::info!(
+        job_id = %record.id,
+        model = %record.model,
+        duration_seconds = media.duration_seconds,
+        "job queued"
+    );
+
+    let wait = upload.wait;
+    let finished = spawn_job(
+        app,
+        slot,
+        correlation_id,
+        JobInput {
+            job_id: Some(record.id.clone()),
+            request: upload,
+            media,
+        },
+    );
+    if !wait.is_zero() && matches!(tokio::time::timeout(wait, finished).await, Ok(Ok(()))) {
+        match app.services.jobs.job(&record.id).await {
+            Ok(Some(done)) if done.status.is_terminal() => {
+                return Ok(json_response(
+                    StatusCode::OK,
+                    &envelope(&done, &app.docs_url),
+                ));
+            }
+            Ok(_) => {}
+            Err(error) => return Err(store_unavailable(&error).into()),
+        }
+    }
+    Ok(json_response(
+        StatusCode::ACCEPTED,
+        &envelope(&record, &app.docs_url),
+    ))
+}
+
+/// Starts the task that runs a recorded job; the receiver resolves once its
+/// end state is recorded. The task logs under the submitting request's
+/// correlation id, which the job's error quotes.
+fn spawn_job(
+    app: &App,
+    slot: JobSlot,
+    correlation_id: &CorrelationId,
+    input: JobInput,
+) -> oneshot::Receiver<()> {
+    let (finished, receiver) = oneshot::channel();
+    let jobs = Arc::clone(&app.services.jobs);
+    let clock = Arc::clone(&app.services.clock);
+    let pool = app.pool.clone();
+    let span = tracing::info_span!("job", correlation_id = %correlation_id);
+    tokio::spawn(
+        async move {
+            run_job(jobs.as_ref(), clock.as_ref(), &pool, input).await;
+            drop(slot);
+            let _ = finished.send(());
+        }
+        .instrument(span),
+    );
+    receiver
+}
+
+/// Carries a job from `queued` to its end state.
+async fn run_job(jobs: &dyn JobStore, clock: &dyn Clock, pool: &WorkerPool, input: JobInput) {
+    let Some(id) = input.job_id.clone() else {
+        return;
+    };
+    let worker = match pool.worker().await {
+        Ok(worker) => worker,
+        Err(PoolClosed) => {
+            // Shutting down: the job will not run; say so now rather than at
+            // the next start.
+            record_end(
+                jobs,
+                &id,
+                Err(ServiceError::new(ErrorCode::Ih1004)),
+                clock.now(),
+            )
+            .await;
+            return;
+        }
+    };
+    match jobs.mark_running(&id, clock.now()).await {
+        Ok(true) => {}
+        Ok(false) => {
+            tracing::warn!(job_id = %id, "job no longer queued; not running it");
+            return;
+        }
+        // The outcome may still be recordable; the analysis is worth running.
+        Err(error) => tracing::error!(%error, job_id = %id, "job not marked running"),
+    }
+    let outcome = pool.run(&worker, input).await;
+    drop(worker);
+    record_end(jobs, &id, outcome, clock.now()).await;
+}
+
+async fn record_end(
+    jobs: &dyn JobStore,
+    id: &str,
+    outcome: Result<attune_core::wire::UploadJobResult, ServiceError>,
+    at: Timestamp,
+) {
+    let recorded = match &outcome {
+        Ok(result) => jobs.mark_completed(id, result, at).await,
+        Err(error) => jobs.mark_failed(id, error, at).await,
+    };
+    match (recorded, &outcome) {
+        (Ok(true), Ok(_)) => tracing::info!(job_id = %id, "job completed"),
+        (Ok(true), Err(error)) => {
+            tracing::info!(job_id = %id, error_id = %error.code, "job failed");
+        }
+        (Ok(false), _) => {
+            tracing::warn!(job_id = %id, "job already ended elsewhere; outcome dropped")
+        }
+        (Err(error), _) => tracing::error!(%error, job_id = %id, "job outcome not recorded"),
+    }
+}
+
+fn job_not_found() -> HttpError {
+    HttpError::new(ErrorCode::Ih4021)
+}
+
+/// `GET /v2/upload/jobs/{job_id}`: the envelope of a job of the caller's
+/// account that has not expired; `ih4021` for anything else, alike.
+pub(crate) async fn read_job(
+    app: &App,
+    caller: &Caller,
+    job_id: &str,
+) -> Result<Response<Body>, HttpError> {
+    caller.principal.require_scope(Scope::Upload.as_str())?;
+    if !is_job_id(job_id) {
+        return Err(job_not_found());
+    }
+    let record = app
+        .services
+        .jobs
+        .job(job_id)
+        .await
+        .map_err(|error| store_unavailable(&error))?;
+    match record {
+        Some(record)
+            if record.account_id == caller.principal.account_id()
+                && caller.now < record.expires_at =>
+        {
+            Ok(json_response(
+                StatusCode::OK,
+                &envelope(&record, &app.docs_url),
+            ))
+        }
+        _ => Err(job_not_found()),
+    }
+}
+
+/// `POST /v1/upload/analyze`: the same checks, the same runner, run while
+/// the request waits.
+pub(crate) async fn analyze_v1(
+    app: &App,
+    caller: &Caller,
+    request: Request<Incoming>,
+) -> Result<Response<Body>, HttpError> {
+    caller.principal.require_scope(Scope::Upload.as_str())?;
+    check_remaining(app, caller).await?;
+    let _slot = app.pool.reserve()?;
+    let (parts, body) = request.into_parts();
+    let form = read_form(body, &parts.headers, file_limit(app, caller), &mut |_| {
+        Ok(())
+    })
+    .await?;
+    let upload = form.check_v1()?;
+    let (upload, media) = app.pool.validate(upload).await?;
+    let charge = charge(app, caller, media.duration_seconds).await?;
+    match run_v1(app, upload, media).await {
+        Ok(result) => Ok(json_response(StatusCode::OK, &result)),
+        Err(error) => {
+            charge.refund(app).await;
+            Err(error)
+        }
+    }
+}
+
+async fn run_v1(
+    app: &App,
+    upload: UploadRequest,
+    media: crate::jobs::ValidatedMedia,
+) -> Result<AnalysisResult, HttpError> {
+    let worker = app.pool.worker().await.map_err(|PoolClosed| {
+        HttpError::new(ServiceError::with_message(
+            ErrorCode::Ih1002,
+            "The server is shutting down. Retry after the delay in Retry-After.",
+        ))
+    })?;
+    let sections = upload.sections();
+    let result = app
+        .pool
+        .run(
+            &worker,
+            JobInput {
+                job_id: None,
+                request: upload.clone(),
+                media,
+            },
+        )
+        .await?;
+    let mut parts = v1_parts(&result.windows, result.duration_seconds, sections);
+    // The interface's upload modality for `inter-2`, the v1 model.
+    for signal in &mut parts.signals {
+        signal.modality.get_or_insert_with(|| vec![Modality::Video]);
+    }
+    let (parts, feedback) =
+        if upload.goal_dimensions.is_empty() && upload.conversation_context.is_none() {
+            let reason = "No goal dimensions or conversation context were given.".to_owned();
+            (parts, Feedback::NoFeedback { reason })
+        } else {
+            let (_, parts, feedback) = app.pool.feedback(upload, parts).await?;
+            (parts, feedback)
+        };
+    drop(worker);
+    Ok(AnalysisResult {
+        signals: parts.signals,
+        engagement_state: parts.engagement_state,
+        conversation_quality: parts.conversation_quality,
+        feedback,
+    })
+}
