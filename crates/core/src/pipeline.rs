@@ -109,12 +109,19 @@ pub fn analyze_bytes(
 ) -> Result<FileAnalysis, ServiceError> {
     let info = validate(bytes, options)?;
     let pcm = attune_media::decode_audio(bytes).map_err(|e| media_error(&e))?;
-    let frames = features::extract(&pcm.samples);
-    let params = ModelParams::for_model(options.model);
+    Ok(analyze_pcm(&pcm.samples, info.duration, options.model))
+}
+
+/// Analyzes decoded audio: mono PCM at 16 kHz, `duration` seconds of media
+/// (normally the container's duration; the PCM may be a few samples longer
+/// or shorter). For services that decode audio themselves.
+pub fn analyze_pcm(samples: &[f32], duration: Seconds, model: Model) -> FileAnalysis {
+    let frames = features::extract(samples);
+    let params = ModelParams::for_model(model);
     let mut analyzer = RuleAnalyzer::new(params);
     let plan = WindowPlan::UPLOAD;
     let windows = plan
-        .windows(info.duration)
+        .windows(duration)
         .map(|span| {
             let summary = features::summarize(&frames, Span::new(span.start, span.end));
             let window = WindowFeatures {
@@ -124,16 +131,16 @@ pub fn analyze_bytes(
                 video: None,
             };
             let verdict = analyzer.analyze(&window);
-            upload_window(span.index, &window, verdict, options.model)
+            upload_window(span.index, &window, verdict, model)
         })
         .collect();
-    Ok(FileAnalysis {
-        model: options.model,
-        duration: info.duration,
+    FileAnalysis {
+        model,
+        duration,
         window_seconds: plan.window_seconds(),
         windows,
         params_version: params.version,
-    })
+    }
 }
 
 fn upload_window(
