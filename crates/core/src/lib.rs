@@ -68,6 +68,7 @@ pub mod merge;
 pub mod pipeline;
 pub mod session;
 pub mod upload;
+pub mod visual;
 pub mod window;
 pub mod wire;
 

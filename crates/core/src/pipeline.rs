@@ -14,6 +14,7 @@ use crate::analysis::{AudioMeasures, RuleAnalyzer, WindowAnalyzer, WindowFeature
 use crate::error::{ErrorCode, ServiceError};
 use crate::features::{self, Span, SpanFeatures};
 use crate::upload::{job_result, v1_parts, Sections, V1Parts};
+use crate::visual::VisualTrack;
 use crate::window::WindowPlan;
 use crate::wire::{Model, Seconds, Signal, UploadJobResult, UploadJobWindow};
 use attune_media::{MediaError, MediaRequirements, ProbeInfo};
@@ -109,13 +110,36 @@ pub fn analyze_bytes(
 ) -> Result<FileAnalysis, ServiceError> {
     let info = validate(bytes, options)?;
     let pcm = attune_media::decode_audio(bytes).map_err(|e| media_error(&e))?;
-    Ok(analyze_pcm(&pcm.samples, info.duration, options.model))
+    // The audio-only model never reads the picture, even when there is one.
+    let video = match options.model {
+        Model::Inter2Audio => None,
+        Model::Inter2 | Model::Inter2Deep => {
+            crate::visual::visual_track(bytes).map_err(|e| media_error(&e))?
+        }
+    };
+    Ok(analyze_media(
+        &pcm.samples,
+        video.as_ref(),
+        info.duration,
+        options.model,
+    ))
 }
 
 /// Analyzes decoded audio: mono PCM at 16 kHz, `duration` seconds of media
 /// (normally the container's duration; the PCM may be a few samples longer
 /// or shorter). For services that decode audio themselves.
 pub fn analyze_pcm(samples: &[f32], duration: Seconds, model: Model) -> FileAnalysis {
+    analyze_media(samples, None, duration, model)
+}
+
+/// Analyzes decoded audio and, when the media has a picture, its visual
+/// track (motion, stillness, nods and shakes per window).
+pub fn analyze_media(
+    samples: &[f32],
+    video: Option<&VisualTrack>,
+    duration: Seconds,
+    model: Model,
+) -> FileAnalysis {
     let frames = features::extract(samples);
     let params = ModelParams::for_model(model);
     let mut analyzer = RuleAnalyzer::new(params);
@@ -128,7 +152,7 @@ pub fn analyze_pcm(samples: &[f32], duration: Seconds, model: Model) -> FileAnal
                 start: span.start,
                 end: span.end,
                 audio: audio_measures(&summary),
-                video: None,
+                video: video.map(|track| track.measure_window(span.start, span.end)),
             };
             let verdict = analyzer.analyze(&window);
             upload_window(span.index, &window, verdict, model)

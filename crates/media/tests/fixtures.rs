@@ -279,7 +279,6 @@ const LENGTH_TOLERANCE: i64 = 16;
 /// The correlation every decode must reach against ffmpeg's.
 const MIN_CORRELATION: f64 = 0.99;
 
-
 #[test]
 fn decoded_audio_matches_ffmpeg() {
     for_each(

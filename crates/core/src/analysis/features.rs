@@ -62,8 +62,11 @@ pub struct AudioMeasures {
 pub struct VideoMeasures {
     /// Share of the window with decodable video, 0..=1.
     pub coverage: f64,
-    /// Mean motion energy (mean absolute luma difference between frames, 0-255
-    /// scale), when pixels are available.
+    /// Mean motion energy: with decoded pixels, the mean absolute luma
+    /// difference between consecutive frames (0-255 scale); without pixels,
+    /// the encoded size of non-key frames relative to the stream's running
+    /// median (1 = the stream's usual motion). Either way it is judged
+    /// against the session's own baseline.
     pub motion: Option<f64>,
     /// Share of frames with almost no motion, 0..=1.
     pub stillness: Option<f64>,

@@ -31,7 +31,7 @@ use resample::StreamResampler;
 pub const MAX_DECODE_SECONDS: f64 = 31.0 * 60.0;
 
 /// How many packets in a row may fail to decode before the stream counts as unreadable.
-const MAX_CONSECUTIVE_BAD_PACKETS: usize = 64;
+pub(crate) const MAX_CONSECUTIVE_BAD_PACKETS: usize = 64;
 
 /// The codec of an audio track and the parameters its decoder needs.
 pub(crate) enum AudioCodec {
@@ -124,7 +124,7 @@ impl<'a> AudioTrack<'a> {
 }
 
 /// `count` units of `per_second` as frames at `rate` (0 for a zero time base).
-fn frames_at(count: u64, per_second: u32, rate: u32) -> u64 {
+pub(crate) fn frames_at(count: u64, per_second: u32, rate: u32) -> u64 {
     if per_second == 0 {
         return 0;
     }
@@ -225,7 +225,7 @@ fn too_long(samples: usize, max_seconds: f64) -> MediaError {
 }
 
 /// One decoder of either kind, producing mono frames per packet.
-enum Decoder {
+pub(crate) enum Decoder {
     Symphonia {
         inner: Box<dyn AudioDecoder>,
         scratch: Vec<f32>,
@@ -236,7 +236,7 @@ enum Decoder {
 }
 
 impl Decoder {
-    fn new(codec: AudioCodec) -> Result<Self, MediaError> {
+    pub(crate) fn new(codec: AudioCodec) -> Result<Self, MediaError> {
         match codec {
             AudioCodec::Symphonia(params) => {
                 // Symphonia's Vorbis and MPEG audio decoders apply packet trims themselves in
@@ -266,7 +266,11 @@ impl Decoder {
 
     /// Decodes one packet into `mono` (replacing its contents), applying the packet's trims;
     /// returns the sample rate of what was decoded.
-    fn decode(&mut self, packet: &Packet, mono: &mut Vec<f32>) -> Result<u32, MediaError> {
+    pub(crate) fn decode(
+        &mut self,
+        packet: &Packet,
+        mono: &mut Vec<f32>,
+    ) -> Result<u32, MediaError> {
         mono.clear();
         let (rate, trimmed) = match self {
             Self::Symphonia {

@@ -32,8 +32,10 @@ pub(crate) struct StreamResampler {
     inner: Option<Box<dyn Resampler<f32>>>,
     /// Input frames waiting for a full chunk.
     pending: Vec<f32>,
-    /// Output written so far, after the delay trim.
+    /// Output written so far, after the delay trim, less what [`Self::drain_output`] took.
     out: Vec<f32>,
+    /// Output samples already handed out by [`Self::drain_output`].
+    drained: usize,
     /// Scratch buffer one call's output is written into.
     scratch: Vec<f32>,
     /// Output frames of startup delay still to drop.
@@ -79,6 +81,7 @@ impl StreamResampler {
             inner,
             pending: Vec::new(),
             out: Vec::new(),
+            drained: 0,
             scratch,
             delay_left,
             input_total: 0,
@@ -88,7 +91,14 @@ impl StreamResampler {
 
     /// Output samples produced so far (a lower bound of the final length).
     pub(crate) fn output_len(&self) -> usize {
-        self.out.len()
+        self.drained + self.out.len()
+    }
+
+    /// Moves the output produced so far to the end of `into`, for a live reader that hands out
+    /// audio as it decodes; [`Self::finish`] then returns only the rest.
+    pub(crate) fn drain_output(&mut self, into: &mut Vec<f32>) {
+        self.drained += self.out.len();
+        into.append(&mut self.out);
     }
 
     /// Feeds more input.
@@ -120,14 +130,17 @@ impl StreamResampler {
         Ok(())
     }
 
-    /// Flushes the tail and returns exactly `ceil(input_len * 16000 / rate)` samples.
+    /// Flushes the tail and returns exactly `ceil(input_len * 16000 / rate)` samples in total
+    /// (counting those already drained).
     pub(crate) fn finish(mut self) -> Result<Vec<f32>, MediaError> {
         let Some(inner) = self.inner.as_mut() else {
             return Ok(self.out);
         };
         let expected =
             (self.input_total * u64::from(Pcm::SAMPLE_RATE)).div_ceil(u64::from(self.rate));
-        let expected = usize::try_from(expected).unwrap_or(usize::MAX);
+        let expected = usize::try_from(expected)
+            .unwrap_or(usize::MAX)
+            .saturating_sub(self.drained);
         let mut partial = std::mem::take(&mut self.pending);
         // Bounded: each round either consumes the pending input or emits at least one chunk of
         // output; rubato always produces output for a full (zero-padded) input chunk.

@@ -15,6 +15,7 @@ use crate::audio::{AudioCodec, AudioTrack, VecPackets};
 use crate::bytes::{le_u16, le_u32, Cursor};
 use crate::error::MediaError;
 use crate::info::{Codec, Container, PcmFormat, Track, TrackKind, VideoFrameInfo};
+use crate::video::{EncodedVideo, EncodedVideoFrame};
 
 /// PCM packets are cut to this many frames (the chunking of the file is arbitrary).
 const PCM_FRAMES_PER_PACKET: usize = 4096;
@@ -141,6 +142,17 @@ impl<'a> AviReader<'a> {
             total_frames,
             chunks,
         })
+    }
+
+    /// Seconds per video frame: the stream's rate, else the main header's.
+    fn frame_time(&self, stream: &Stream) -> Result<f64, MediaError> {
+        if stream.scale > 0 && stream.rate > 0 {
+            Ok(f64::from(stream.scale) / f64::from(stream.rate))
+        } else if self.micros_per_frame > 0 {
+            Ok(f64::from(self.micros_per_frame) / 1e6)
+        } else {
+            Err(bad("video stream without a frame rate"))
+        }
     }
 
     fn first(&self, kind: TrackKind) -> Option<(usize, &Stream)> {
@@ -334,13 +346,7 @@ impl<'a> ContainerReader<'a> for AviReader<'a> {
         let Some((index, stream)) = self.first(TrackKind::Video) else {
             return Ok(Vec::new());
         };
-        let frame_time = if stream.scale > 0 && stream.rate > 0 {
-            f64::from(stream.scale) / f64::from(stream.rate)
-        } else if self.micros_per_frame > 0 {
-            f64::from(self.micros_per_frame) / 1e6
-        } else {
-            return Err(bad("video stream without a frame rate"));
-        };
+        let frame_time = self.frame_time(stream)?;
         let mut frames = Vec::new();
         let chunks = self.chunks.iter().filter(|c| c.stream == index);
         for (n, chunk) in (u64::from(stream.start)..).zip(chunks) {
@@ -358,6 +364,35 @@ impl<'a> ContainerReader<'a> for AviReader<'a> {
             }
         }
         Ok(frames)
+    }
+
+    fn encoded_video(&self) -> Result<Option<EncodedVideo>, MediaError> {
+        let Some((index, stream)) = self.first(TrackKind::Video) else {
+            return Ok(None);
+        };
+        let frame_time = self.frame_time(stream)?;
+        let chunks = self.chunks.iter().filter(|c| c.stream == index);
+        let frames = (u64::from(stream.start)..)
+            .zip(chunks)
+            .filter(|(_, chunk)| !chunk.data.is_empty())
+            .map(|(n, chunk)| EncodedVideoFrame {
+                pts: n as f64 * frame_time,
+                keyframe: chunk
+                    .keyframe
+                    .or_else(|| es::is_keyframe(&stream.track.codec, chunk.data))
+                    .unwrap_or(true),
+                presented: true,
+                data: chunk.data.to_vec(),
+            })
+            .collect();
+        Ok(Some(EncodedVideo {
+            codec: stream.track.codec.clone(),
+            width: stream.track.width,
+            height: stream.track.height,
+            // AVI carries H.264 as Annex B with in-band parameter sets; JPEG frames are whole.
+            config: None,
+            frames,
+        }))
     }
 
     fn audio_track(&self) -> Result<AudioTrack<'a>, MediaError> {

@@ -203,9 +203,15 @@ fn h264_sps_size(nal: &[u8]) -> Option<(u32, u32)> {
         2 => (2, 2 - frame_mbs_only),
         _ => (1, 2 - frame_mbs_only),
     };
-    let width = (width_mbs * 16).checked_sub((cl + cr).checked_mul(crop_x)?)?;
-    let height =
-        (height_units * 16 * (2 - frame_mbs_only)).checked_sub((ct + cb).checked_mul(crop_y)?)?;
+    // Every value is read from the stream: checked arithmetic, so a crafted
+    // SPS yields "unknown size" instead of an overflow.
+    let width = width_mbs
+        .checked_mul(16)?
+        .checked_sub(cl.checked_add(cr)?.checked_mul(crop_x)?)?;
+    let height = height_units
+        .checked_mul(16)?
+        .checked_mul(2 - frame_mbs_only)?
+        .checked_sub(ct.checked_add(cb)?.checked_mul(crop_y)?)?;
     Some((width, height))
 }
 

@@ -15,6 +15,7 @@ use crate::audio::{AudioCodec, AudioTrack, VecPackets};
 use crate::bytes::Cursor;
 use crate::error::MediaError;
 use crate::info::{Codec, Container, PcmFormat, Track, TrackKind, VideoFrameInfo};
+use crate::video::{EncodedVideo, EncodedVideoFrame};
 
 const ID_EBML: u32 = 0x1A45_DFA3;
 const ID_DOCTYPE: u32 = 0x4282;
@@ -623,6 +624,31 @@ impl<'a> ContainerReader<'a> for MkvReader<'a> {
             .collect();
         frames.sort_by(|a, b| a.pts.total_cmp(&b.pts));
         Ok(frames)
+    }
+
+    fn encoded_video(&self) -> Result<Option<EncodedVideo>, MediaError> {
+        let Some(track) = self.first(TrackKind::Video) else {
+            return Ok(None);
+        };
+        // Blocks are stored in decode order, which is the order a decoder needs.
+        let frames = self
+            .frames
+            .iter()
+            .filter(|f| f.track == track.number)
+            .map(|f| EncodedVideoFrame {
+                pts: f.time_ns as f64 / 1e9,
+                keyframe: f.keyframe,
+                presented: true,
+                data: f.data.to_vec(),
+            })
+            .collect();
+        Ok(Some(EncodedVideo {
+            codec: track.track.codec.clone(),
+            width: track.track.width,
+            height: track.track.height,
+            config: track.codec_private.map(<[u8]>::to_vec),
+            frames,
+        }))
     }
 
     fn audio_track(&self) -> Result<AudioTrack<'a>, MediaError> {

@@ -10,6 +10,7 @@ mod ts;
 use crate::audio::AudioTrack;
 use crate::error::MediaError;
 use crate::info::{Container, Track, VideoFrameInfo};
+use crate::video::EncodedVideo;
 
 /// A parsed container: what it holds and how to get at its audio and video.
 ///
@@ -30,6 +31,13 @@ pub(crate) trait ContainerReader<'a> {
     /// without video return an empty list.
     fn video_frames(&self) -> Result<Vec<VideoFrameInfo>, MediaError> {
         Ok(Vec::new())
+    }
+
+    /// The first video track's frames with their bytes, in decode order, for the pixel
+    /// decoders; `None` without video. The presented frames are those of
+    /// [`video_frames`](Self::video_frames), with the same times.
+    fn encoded_video(&self) -> Result<Option<EncodedVideo>, MediaError> {
+        Ok(None)
     }
 
     /// The first audio track, ready to decode.

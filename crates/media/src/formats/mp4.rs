@@ -21,6 +21,7 @@ use crate::audio::{AudioCodec, AudioTrack, SymphoniaPackets};
 use crate::bytes::Cursor;
 use crate::error::MediaError;
 use crate::info::{Codec, Container, PcmFormat, Track, TrackKind, VideoFrameInfo};
+use crate::video::{EncodedVideo, EncodedVideoFrame};
 
 /// The deepest box nesting this parser follows (moov/trak/mdia/minf/stbl/stsd/entry/esds).
 const MAX_DEPTH: usize = 10;
@@ -30,6 +31,9 @@ const MAX_DEPTH: usize = 10;
 struct Mp4Box<'a> {
     kind: [u8; 4],
     body: &'a [u8],
+    /// Where the box header starts in the bytes it was split from (for top-level boxes, the
+    /// file offset fragment data offsets count from).
+    offset: usize,
 }
 
 /// Splits `data` into its boxes. A box that claims more bytes than remain is an error, except a
@@ -73,7 +77,11 @@ fn split_boxes(data: &[u8], top_level: bool) -> Result<Vec<Mp4Box<'_>>, MediaErr
         };
         let body_len = size as usize - header;
         let body = cur.take(body_len).ok_or_else(|| bad("box body"))?;
-        out.push(Mp4Box { kind, body });
+        out.push(Mp4Box {
+            kind,
+            body,
+            offset: start,
+        });
     }
     Ok(out)
 }
@@ -160,6 +168,8 @@ struct Sample {
     duration: u32,
     size: u32,
     sync: bool,
+    /// File offset of the sample's bytes; `u64::MAX` when no chunk offset places it.
+    offset: u64,
 }
 
 /// What this parser knows of one track.
@@ -172,6 +182,8 @@ struct TrakInfo {
     media_duration: u64,
     edit: Option<Edit>,
     samples: Vec<Sample>,
+    /// The video sample entry's decoder configuration box body (`avcC`), if any.
+    config: Option<Vec<u8>>,
 }
 
 /// A parsed ISO base media file.
@@ -213,18 +225,23 @@ impl<'a> Mp4Reader<'a> {
             traks,
         };
         for b in top.iter().filter(|b| &b.kind == b"moof") {
-            reader.add_fragment(b.body, &trex)?;
+            reader.add_fragment(b.body, b.offset as u64, &trex)?;
         }
         Ok(reader)
     }
 
-    /// Appends the samples of one `moof` to their tracks.
+    /// Appends the samples of one `moof` (whose header starts at file offset `moof_start`) to
+    /// their tracks.
     fn add_fragment(
         &mut self,
         moof: &[u8],
+        moof_start: u64,
         trex: &[(u32, TrackDefaults)],
     ) -> Result<(), MediaError> {
         let limit = self.bytes.len();
+        // Without an explicit base, the first track fragment's data starts from the moof and
+        // each later one where the previous one's data ended (ISO 14496-12 8.8.7.1).
+        let mut data_end = moof_start;
         for traf in split_boxes(moof, false)?
             .iter()
             .filter(|b| &b.kind == b"traf")
@@ -241,9 +258,13 @@ impl<'a> Mp4Reader<'a> {
                 .find(|(id, _)| *id == track_id)
                 .map(|(_, d)| *d)
                 .unwrap_or_default();
-            if flags & 0x1 != 0 {
-                c.skip(8).ok_or_else(|| bad("tfhd"))?;
-            }
+            let base = if flags & 0x1 != 0 {
+                c.u64_be().ok_or_else(|| bad("tfhd"))?
+            } else if flags & 0x2_0000 != 0 {
+                moof_start
+            } else {
+                data_end
+            };
             if flags & 0x2 != 0 {
                 c.skip(4).ok_or_else(|| bad("tfhd"))?;
             }
@@ -275,11 +296,52 @@ impl<'a> Mp4Reader<'a> {
                     .last()
                     .map_or(0, |s| s.dts + u64::from(s.duration)),
             };
+            let mut next_data = base;
             for trun in kids.iter().filter(|b| &b.kind == b"trun") {
+                let before = trak.samples.len();
                 parse_trun(trun.body, &defaults, &mut dts, &mut trak.samples, limit)?;
+                // A run without a data offset continues where the previous run's data ended.
+                if let Some(offset) = trun_data_offset(trun.body) {
+                    next_data = base.saturating_add_signed(i64::from(offset));
+                }
+                for s in &mut trak.samples[before..] {
+                    s.offset = next_data;
+                    next_data = next_data.saturating_add(u64::from(s.size));
+                }
             }
+            data_end = next_data;
         }
         Ok(())
+    }
+
+    /// The presentation time in seconds of each sample of `trak`, in sample (decode) order, and
+    /// whether the edit list shows it.
+    fn presentation(&self, trak: &TrakInfo) -> Result<Vec<(f64, bool)>, MediaError> {
+        if trak.timescale == 0 {
+            return Err(bad("video track timescale is 0"));
+        }
+        let ts = f64::from(trak.timescale);
+        let edit = trak.edit.unwrap_or_default();
+        let lead = if self.movie_timescale > 0 {
+            edit.empty_lead as f64 / f64::from(self.movie_timescale)
+        } else {
+            0.0
+        };
+        let start = edit.media_time.max(0);
+        let end = (edit.duration > 0 && self.movie_timescale > 0)
+            .then(|| start as f64 / ts + edit.duration as f64 / f64::from(self.movie_timescale));
+        Ok(trak
+            .samples
+            .iter()
+            .map(|s| {
+                let pts_ticks = (s.dts as i64).saturating_add(s.cts_offset);
+                let media = pts_ticks as f64 / ts;
+                // Frames before the edit's media time are decoded only to reach the first
+                // shown frame; they are not presented, nor are those past the edit's end.
+                let shown = pts_ticks >= start && !end.is_some_and(|e| media >= e - 1e-9);
+                (media - start as f64 / ts + lead, shown)
+            })
+            .collect())
     }
 
     fn first(&self, kind: TrackKind) -> Option<&TrakInfo> {
@@ -331,39 +393,49 @@ impl<'a> ContainerReader<'a> for Mp4Reader<'a> {
         let Some(trak) = self.first(TrackKind::Video) else {
             return Ok(Vec::new());
         };
-        if trak.timescale == 0 {
-            return Err(bad("video track timescale is 0"));
-        }
-        let ts = f64::from(trak.timescale);
-        let edit = trak.edit.unwrap_or_default();
-        let lead = if self.movie_timescale > 0 {
-            edit.empty_lead as f64 / f64::from(self.movie_timescale)
-        } else {
-            0.0
-        };
-        let start = edit.media_time.max(0);
-        let end = (edit.duration > 0 && self.movie_timescale > 0)
-            .then(|| start as f64 / ts + edit.duration as f64 / f64::from(self.movie_timescale));
-        let mut frames = Vec::with_capacity(trak.samples.len());
-        for s in &trak.samples {
-            let pts_ticks = s.dts as i64 + s.cts_offset;
-            // Frames before the edit's media time are decoded only to reach the first shown
-            // frame; they are not presented, so they are not listed.
-            if pts_ticks < start {
-                continue;
-            }
-            let media = pts_ticks as f64 / ts;
-            if end.is_some_and(|e| media >= e - 1e-9) {
-                continue;
-            }
-            frames.push(VideoFrameInfo {
-                pts: media - start as f64 / ts + lead,
+        let mut frames: Vec<VideoFrameInfo> = self
+            .presentation(trak)?
+            .into_iter()
+            .zip(&trak.samples)
+            .filter(|((_, shown), _)| *shown)
+            .map(|((pts, _), s)| VideoFrameInfo {
+                pts,
                 size: s.size,
                 keyframe: s.sync,
-            });
-        }
+            })
+            .collect();
         frames.sort_by(|a, b| a.pts.total_cmp(&b.pts));
         Ok(frames)
+    }
+
+    fn encoded_video(&self) -> Result<Option<EncodedVideo>, MediaError> {
+        let Some(trak) = self.first(TrackKind::Video) else {
+            return Ok(None);
+        };
+        let frames = self
+            .presentation(trak)?
+            .into_iter()
+            .zip(&trak.samples)
+            .map(|((pts, presented), s)| {
+                let data = usize::try_from(s.offset)
+                    .ok()
+                    .and_then(|at| self.bytes.get(at..at.checked_add(s.size as usize)?))
+                    .unwrap_or_default();
+                EncodedVideoFrame {
+                    pts,
+                    keyframe: s.sync,
+                    presented,
+                    data: data.to_vec(),
+                }
+            })
+            .collect();
+        Ok(Some(EncodedVideo {
+            codec: trak.track.codec.clone(),
+            width: trak.track.width,
+            height: trak.track.height,
+            config: trak.config.clone(),
+            frames,
+        }))
     }
 
     fn audio_track(&self) -> Result<AudioTrack<'a>, MediaError> {
@@ -458,6 +530,18 @@ fn parse_trex(mvex: &[Mp4Box<'_>]) -> Vec<(u32, TrackDefaults)> {
         .collect()
 }
 
+/// The `data_offset` of a `trun`, when its flags say it has one.
+fn trun_data_offset(body: &[u8]) -> Option<i32> {
+    let mut c = Cursor::new(body);
+    let flags = c.u32_be()? & 0x00ff_ffff;
+    c.skip(4)?;
+    if flags & 0x1 != 0 {
+        c.i32_be()
+    } else {
+        None
+    }
+}
+
 /// Whether fragment sample flags mark a sync sample (`sample_is_non_sync_sample` clear).
 fn is_sync(flags: u32) -> bool {
     flags & 0x0001_0000 == 0
@@ -530,6 +614,7 @@ fn parse_trun(
             duration,
             size,
             sync: is_sync(sflags),
+            offset: u64::MAX,
         });
         *dts = dts.saturating_add(u64::from(duration));
     }
@@ -565,6 +650,11 @@ fn parse_trak(body: &[u8], limit: usize) -> Result<Option<TrakInfo>, MediaError>
     };
     let edit = parse_elst(&children(child(&kids, b"edts"))?);
     let samples = sample_table(&stbl, limit)?;
+    let config = if kind == TrackKind::Video {
+        child(&stbl, b"stsd").and_then(|b| visual_config(b.body))
+    } else {
+        None
+    };
     let mut track = track;
     if kind == TrackKind::Video && timescale > 0 && !samples.is_empty() {
         let total: u64 = samples.iter().map(|s| u64::from(s.duration)).sum();
@@ -579,7 +669,17 @@ fn parse_trak(body: &[u8], limit: usize) -> Result<Option<TrakInfo>, MediaError>
         media_duration,
         edit,
         samples,
+        config,
     }))
+}
+
+/// The decoder configuration (`avcC` body) of an `stsd`'s first visual sample entry.
+fn visual_config(stsd: &[u8]) -> Option<Vec<u8>> {
+    let entries = split_boxes(stsd.get(8..)?, false).ok()?;
+    let entry = entries.first()?;
+    // A VisualSampleEntry's fixed fields take 78 bytes; its boxes follow.
+    let extensions = split_boxes(entry.body.get(78..)?, false).ok()?;
+    child(&extensions, b"avcC").map(|b| b.body.to_vec())
 }
 
 /// The first presenting edit of an `elst`, with the duration of any empty edits before it.
@@ -643,8 +743,10 @@ fn sample_table(stbl: &[Mp4Box<'_>], limit: usize) -> Result<Vec<Sample>, MediaE
             duration: 0,
             size,
             sync: true,
+            offset: u64::MAX,
         })
         .collect();
+    place_samples(stbl, &mut samples);
     if let Some(b) = child(stbl, b"stts") {
         let mut c = Cursor::new(b.body);
         c.skip(4).ok_or_else(|| bad("stts"))?;
@@ -706,6 +808,56 @@ fn sample_table(stbl: &[Mp4Box<'_>], limit: usize) -> Result<Vec<Sample>, MediaE
         }
     }
     Ok(samples)
+}
+
+/// Sets each sample's file offset from the chunk offsets (`stco`/`co64`) and the
+/// sample-to-chunk table (`stsc`). Samples no chunk reaches keep `u64::MAX`.
+fn place_samples(stbl: &[Mp4Box<'_>], samples: &mut [Sample]) {
+    let chunk_offsets: Vec<u64> = if let Some(b) = child(stbl, b"stco") {
+        let mut c = Cursor::new(b.body);
+        let count = c.skip(4).and_then(|_| c.u32_be()).unwrap_or(0);
+        (0..count)
+            .map_while(|_| c.u32_be().map(u64::from))
+            .collect()
+    } else if let Some(b) = child(stbl, b"co64") {
+        let mut c = Cursor::new(b.body);
+        let count = c.skip(4).and_then(|_| c.u32_be()).unwrap_or(0);
+        (0..count).map_while(|_| c.u64_be()).collect()
+    } else {
+        return;
+    };
+    let runs: Vec<(u32, u32)> = child(stbl, b"stsc")
+        .map(|b| {
+            let mut c = Cursor::new(b.body);
+            let count = c.skip(4).and_then(|_| c.u32_be()).unwrap_or(0);
+            (0..count)
+                .map_while(|_| {
+                    let first = c.u32_be()?;
+                    let per_chunk = c.u32_be()?;
+                    c.skip(4)?;
+                    Some((first, per_chunk))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut run = 0usize;
+    let mut next = 0usize;
+    for (i, &chunk_offset) in chunk_offsets.iter().enumerate() {
+        let chunk = u32::try_from(i + 1).unwrap_or(u32::MAX);
+        while runs.get(run + 1).is_some_and(|&(first, _)| first <= chunk) {
+            run += 1;
+        }
+        let per_chunk = runs.get(run).map_or(0, |&(_, n)| n);
+        let mut at = chunk_offset;
+        for _ in 0..per_chunk {
+            let Some(s) = samples.get_mut(next) else {
+                return;
+            };
+            s.offset = at;
+            at = at.saturating_add(u64::from(s.size));
+            next += 1;
+        }
+    }
 }
 
 /// The first sample entry of an `stsd`, as a track description.

@@ -18,6 +18,7 @@ use crate::audio::params::symphonia_params;
 use crate::audio::{AudioCodec, AudioTrack, VecPackets};
 use crate::error::MediaError;
 use crate::info::{Codec, Container, Track, TrackKind, VideoFrameInfo};
+use crate::video::{EncodedVideo, EncodedVideoFrame};
 
 const TS_PACKET: usize = 188;
 /// PTS ticks per second.
@@ -230,6 +231,29 @@ impl TsReader {
         }
     }
 
+    /// The coded pictures of a video stream in stream (decode) order, one PES each as muxers
+    /// write video: (presentation time in seconds, keyframe, PES). A PES without a PTS follows
+    /// the previous one by a frame.
+    fn video_pes<'s>(&'s self, stream: &'s EsStream) -> impl Iterator<Item = (f64, bool, &'s Pes)> {
+        let start = self.start().unwrap_or(0);
+        let step = self.frame_ticks(stream);
+        let mut last_pts = None;
+        stream
+            .pes
+            .iter()
+            .filter(|p| !p.data.is_empty())
+            .map(move |pes| {
+                let pts = pes
+                    .pts
+                    .or_else(|| last_pts.map(|p: u64| p + step))
+                    .unwrap_or(start);
+                last_pts = Some(pts);
+                let keyframe =
+                    es::is_keyframe(&stream.track.codec, &pes.data).unwrap_or(pes.random_access);
+                (since(pts, start), keyframe, pes)
+            })
+    }
+
     fn first(&self, kind: TrackKind) -> Option<&EsStream> {
         self.streams.iter().find(|s| s.track.kind == kind)
     }
@@ -392,27 +416,39 @@ impl<'a> ContainerReader<'a> for TsReader {
         let Some(stream) = self.first(TrackKind::Video) else {
             return Ok(Vec::new());
         };
-        let start = self.start().unwrap_or(0);
-        let step = self.frame_ticks(stream);
-        let mut last_pts = None;
-        let mut frames = Vec::new();
-        // One PES per coded picture, as muxers write video.
-        for pes in stream.pes.iter().filter(|p| !p.data.is_empty()) {
-            let pts = pes
-                .pts
-                .or_else(|| last_pts.map(|p: u64| p + step))
-                .unwrap_or(start);
-            last_pts = Some(pts);
-            let keyframe =
-                es::is_keyframe(&stream.track.codec, &pes.data).unwrap_or(pes.random_access);
-            frames.push(VideoFrameInfo {
-                pts: since(pts, start),
+        let mut frames: Vec<VideoFrameInfo> = self
+            .video_pes(stream)
+            .map(|(pts, keyframe, pes)| VideoFrameInfo {
+                pts,
                 size: u32::try_from(pes.data.len()).unwrap_or(u32::MAX),
                 keyframe,
-            });
-        }
+            })
+            .collect();
         frames.sort_by(|a, b| a.pts.total_cmp(&b.pts));
         Ok(frames)
+    }
+
+    fn encoded_video(&self) -> Result<Option<EncodedVideo>, MediaError> {
+        let Some(stream) = self.first(TrackKind::Video) else {
+            return Ok(None);
+        };
+        let frames = self
+            .video_pes(stream)
+            .map(|(pts, keyframe, pes)| EncodedVideoFrame {
+                pts,
+                keyframe,
+                presented: true,
+                data: pes.data.clone(),
+            })
+            .collect();
+        Ok(Some(EncodedVideo {
+            codec: stream.track.codec.clone(),
+            width: stream.track.width,
+            height: stream.track.height,
+            // Annex B: parameter sets travel in the stream.
+            config: None,
+            frames,
+        }))
     }
 
     fn audio_track(&self) -> Result<AudioTrack<'a>, MediaError> {

@@ -1,0 +1,282 @@
+//! H.264 to luma through OpenH264 (Cisco's decoder, compiled from the source bundled in the
+//! `openh264` crate; no system library).
+//!
+//! MP4 and Matroska store H.264 as length-prefixed NAL units with the parameter sets in an
+//! `avcC` record; OpenH264 reads Annex B (start-code delimited), so frames are rewritten before
+//! decoding. MPEG-TS and AVI already carry Annex B.
+//!
+//! OpenH264 checks every SPS against the largest level's frame size (level 5.2: 36 864
+//! macroblocks, e.g. 4096x2304), which bounds the memory one decoder can take.
+
+use openh264::decoder::{Decoder, DecoderConfig};
+use openh264::formats::YUVSource;
+use openh264::OpenH264API;
+
+use super::scale::{downscale, Plane};
+use crate::bytes::Cursor;
+
+/// The Annex B start code put before each NAL unit.
+const START_CODE: [u8; 4] = [0, 0, 0, 1];
+/// `profile_idc` of the Baseline profiles, which have no B slices and so no reordering.
+const PROFILE_BASELINE: u8 = 66;
+
+/// Why a frame gave no picture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FrameError {
+    /// The bytes do not form NAL units, or the decoder rejected them.
+    Corrupt,
+}
+
+/// One H.264 decoder with the framing of its stream.
+pub(crate) struct H264Decoder {
+    decoder: Decoder,
+    /// Bytes of each NAL length prefix (from `avcC`); `None` for Annex B input.
+    length_size: Option<usize>,
+    /// The `avcC` parameter sets as Annex B, fed first and again after a reset.
+    parameter_sets: Vec<u8>,
+    /// Whether the last SPS seen is Baseline: pictures then come out in decode order.
+    reorder_free: bool,
+    /// The current frame rewritten as Annex B (kept to reuse its allocation).
+    annex_b: Vec<u8>,
+}
+
+impl H264Decoder {
+    /// A decoder for a stream with this `avcC` record (`None`: Annex B with in-band parameter
+    /// sets). A record that does not parse still selects length-prefixed framing, with 4-byte
+    /// lengths as every muxer writes.
+    pub(crate) fn new(config: Option<&[u8]>) -> Result<Self, openh264::Error> {
+        let (length_size, parameter_sets) = match config {
+            Some(record) => {
+                parse_avcc(record).map_or((Some(4), Vec::new()), |(n, ps)| (Some(n), ps))
+            }
+            None => (None, Vec::new()),
+        };
+        let mut this = Self {
+            decoder: new_decoder()?,
+            length_size,
+            parameter_sets,
+            reorder_free: false,
+            annex_b: Vec::new(),
+        };
+        this.note_sps(&this.parameter_sets.clone());
+        this.feed_parameter_sets();
+        Ok(this)
+    }
+
+    /// Whether pictures come out in the order frames go in (no B slices in the stream).
+    pub(crate) fn reorder_free(&self) -> bool {
+        self.reorder_free
+    }
+
+    /// Decodes one access unit and downscales the picture it completes, if any.
+    pub(crate) fn decode(
+        &mut self,
+        data: &[u8],
+        target_width: usize,
+    ) -> Result<Option<Plane>, FrameError> {
+        let mut annex_b = std::mem::take(&mut self.annex_b);
+        annex_b.clear();
+        // A length prefix can itself look like a start code (00 00 01 xx is a length of
+        // 256-511), so the declared framing is tried first and Annex B only when it fails.
+        let mut framed = match self.length_size {
+            Some(n) => length_prefixed_to_annex_b(data, n, &mut annex_b),
+            None => false,
+        };
+        if !framed && (self.length_size.is_none() || looks_like_annex_b(data)) {
+            annex_b.clear();
+            annex_b.extend_from_slice(data);
+            framed = true;
+        }
+        let result = if framed {
+            self.note_sps(&annex_b);
+            self.decode_annex_b(&annex_b, target_width)
+        } else {
+            Err(FrameError::Corrupt)
+        };
+        self.annex_b = annex_b;
+        result
+    }
+
+    /// Pictures still held by the decoder at the end of the stream.
+    pub(crate) fn flush(&mut self, target_width: usize) -> Vec<Plane> {
+        let decoder = &mut self.decoder;
+        crate::guard::catch(|| match decoder.flush_remaining() {
+            Ok(pictures) => pictures
+                .iter()
+                .filter_map(|p| picture_plane(p, target_width))
+                .collect(),
+            Err(_) => Vec::new(),
+        })
+        .unwrap_or_default()
+    }
+
+    fn decode_annex_b(
+        &mut self,
+        annex_b: &[u8],
+        target_width: usize,
+    ) -> Result<Option<Plane>, FrameError> {
+        let decoder = &mut self.decoder;
+        let outcome = crate::guard::catch(|| match decoder.decode(annex_b) {
+            Ok(Some(picture)) => picture_plane(&picture, target_width)
+                .map(Some)
+                .ok_or(FrameError::Corrupt),
+            Ok(None) => Ok(None),
+            Err(_) => Err(FrameError::Corrupt),
+        });
+        match outcome {
+            Ok(result) => result,
+            Err(_) => {
+                // A panic in the wrapper leaves the decoder in an unknown state: start afresh
+                // (the next keyframe decodes again).
+                if let Ok(fresh) = new_decoder() {
+                    self.decoder = fresh;
+                    self.feed_parameter_sets();
+                }
+                Err(FrameError::Corrupt)
+            }
+        }
+    }
+
+    fn feed_parameter_sets(&mut self) {
+        if self.parameter_sets.is_empty() {
+            return;
+        }
+        let (decoder, sets) = (&mut self.decoder, &self.parameter_sets);
+        // Parameter sets alone complete no picture; a broken set shows up as failing frames.
+        let _ = crate::guard::catch(|| decoder.decode(sets).map(|p| p.is_some()));
+    }
+
+    /// Records whether the stream is Baseline from any SPS in `annex_b`.
+    fn note_sps(&mut self, annex_b: &[u8]) {
+        for nal in annex_b_units(annex_b) {
+            if let [header, profile, ..] = nal {
+                if header & 0x1f == 7 {
+                    self.reorder_free = *profile == PROFILE_BASELINE;
+                }
+            }
+        }
+    }
+}
+
+fn new_decoder() -> Result<Decoder, openh264::Error> {
+    Decoder::with_api_config(OpenH264API::from_source(), DecoderConfig::new())
+}
+
+/// The luma plane of a decoded picture, downscaled.
+fn picture_plane(picture: &impl YUVSource, target_width: usize) -> Option<Plane> {
+    let (width, height) = picture.dimensions();
+    let (stride, _, _) = picture.strides();
+    downscale(picture.y(), stride, width, height, target_width)
+}
+
+/// Length size and Annex B parameter sets of an `AVCDecoderConfigurationRecord`
+/// (ISO 14496-15 5.3.3.1).
+fn parse_avcc(record: &[u8]) -> Option<(usize, Vec<u8>)> {
+    let mut c = Cursor::new(record);
+    if c.u8()? != 1 {
+        return None;
+    }
+    c.skip(3)?;
+    let length_size = usize::from(c.u8()? & 0x3) + 1;
+    let mut sets = Vec::new();
+    let sps_count = c.u8()? & 0x1f;
+    for _ in 0..sps_count {
+        let len = usize::from(c.u16_be()?);
+        sets.extend_from_slice(&START_CODE);
+        sets.extend_from_slice(c.take(len)?);
+    }
+    let pps_count = c.u8()?;
+    for _ in 0..pps_count {
+        let len = usize::from(c.u16_be()?);
+        sets.extend_from_slice(&START_CODE);
+        sets.extend_from_slice(c.take(len)?);
+    }
+    Some((length_size, sets))
+}
+
+/// Rewrites length-prefixed NAL units as Annex B into `out`; `false` when a length runs past
+/// the frame.
+fn length_prefixed_to_annex_b(data: &[u8], length_size: usize, out: &mut Vec<u8>) -> bool {
+    let mut c = Cursor::new(data);
+    while !c.is_empty() {
+        let Some(prefix) = c.take(length_size) else {
+            return false;
+        };
+        let len = prefix
+            .iter()
+            .fold(0usize, |acc, &b| (acc << 8) | usize::from(b));
+        let Some(nal) = c.take(len) else {
+            return false;
+        };
+        out.extend_from_slice(&START_CODE);
+        out.extend_from_slice(nal);
+    }
+    !out.is_empty()
+}
+
+/// Whether a frame already starts with an Annex B start code (some muxers store Annex B in
+/// MP4 or Matroska despite the `avcC`).
+fn looks_like_annex_b(data: &[u8]) -> bool {
+    data.starts_with(&[0, 0, 0, 1]) || data.starts_with(&[0, 0, 1])
+}
+
+/// The NAL units of an Annex B buffer, each from its header byte (a unit may keep the zero
+/// byte of a following 4-byte start code, which no caller here reads).
+fn annex_b_units(data: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let find = |from: usize| {
+        data.get(from..)?
+            .windows(3)
+            .position(|w| w == [0, 0, 1])
+            .map(|p| p + from)
+    };
+    let mut next = find(0);
+    std::iter::from_fn(move || {
+        let start = next? + 3;
+        next = find(start);
+        data.get(start..next.unwrap_or(data.len()))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_avcc_record_yields_its_length_size_and_parameter_sets() {
+        let record = [
+            1, 66, 0xc0, 30, 0xff, 0xe1, 0, 3, 0x67, 66, 0xaa, 1, 0, 2, 0x68, 0xbb,
+        ];
+        let (n, sets) = parse_avcc(&record).unwrap();
+        assert_eq!(n, 4);
+        assert_eq!(sets, [0, 0, 0, 1, 0x67, 66, 0xaa, 0, 0, 0, 1, 0x68, 0xbb]);
+    }
+
+    #[test]
+    fn length_prefixes_become_start_codes_and_overruns_are_refused() {
+        let mut out = Vec::new();
+        assert!(length_prefixed_to_annex_b(
+            &[0, 0, 0, 2, 0x65, 9, 0, 0, 0, 1, 0x41],
+            4,
+            &mut out
+        ));
+        assert_eq!(out, [0, 0, 0, 1, 0x65, 9, 0, 0, 0, 1, 0x41]);
+        out.clear();
+        assert!(!length_prefixed_to_annex_b(
+            &[0, 0, 0, 9, 0x65],
+            4,
+            &mut out
+        ));
+    }
+
+    #[test]
+    fn a_baseline_sps_marks_the_stream_reorder_free() {
+        let units: Vec<&[u8]> =
+            annex_b_units(&[0, 0, 0, 1, 0x67, 66, 1, 0, 0, 1, 0x68, 5]).collect();
+        assert_eq!(units, [&[0x67, 66, 1][..], &[0x68, 5][..]]);
+        let mut baseline = H264Decoder::new(None).unwrap();
+        baseline.note_sps(&[0, 0, 1, 0x67, 66, 0xc0]);
+        assert!(baseline.reorder_free());
+        baseline.note_sps(&[0, 0, 1, 0x67, 100, 0]);
+        assert!(!baseline.reorder_free());
+    }
+}

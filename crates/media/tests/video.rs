@@ -1,0 +1,433 @@
+//! Luma decoding against the committed fixtures (frame counts from ffprobe in
+//! `tests/fixtures/manifest.json`), its behaviour on codecs without a pixel decoder, and on
+//! corrupt input.
+
+use std::path::{Path, PathBuf};
+
+use attune_media::video::{
+    decode_luma, decode_luma_each, encoded_video, LumaDecoder, LumaFrame, PixelSupport,
+    DEFAULT_LUMA_WIDTH,
+};
+use attune_media::{video_frames, Codec};
+use serde_json::Value;
+
+fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
+}
+
+fn read(name: &str) -> Vec<u8> {
+    std::fs::read(fixtures_dir().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// Every readable fixture with a video stream: (file, ffprobe codec name, frame count, width,
+/// height).
+fn video_fixtures() -> Vec<(String, String, usize, u32, u32)> {
+    let text = std::fs::read_to_string(fixtures_dir().join("manifest.json")).unwrap();
+    let manifest: Value = serde_json::from_str(&text).unwrap();
+    manifest["fixtures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| !e["intended_broken"].as_bool().unwrap_or(false))
+        .filter_map(|e| {
+            let s = e["streams"]
+                .as_array()?
+                .iter()
+                .find(|s| s["codec_type"] == "video")?;
+            Some((
+                e["file"].as_str()?.to_string(),
+                s["codec_name"].as_str()?.to_string(),
+                s["frames"].as_u64()? as usize,
+                s["width"].as_u64()? as u32,
+                s["height"].as_u64()? as u32,
+            ))
+        })
+        .collect()
+}
+
+fn mean_abs_diff(a: &LumaFrame, b: &LumaFrame) -> f64 {
+    let sum: u64 = a
+        .data
+        .iter()
+        .zip(&b.data)
+        .map(|(&x, &y)| u64::from(x.abs_diff(y)))
+        .sum();
+    sum as f64 / a.data.len() as f64
+}
+
+#[test]
+fn h264_and_mjpeg_fixtures_decode_every_frame_ffprobe_counted() {
+    let mut checked = 0;
+    for (name, codec, frames, width, height) in video_fixtures() {
+        if codec != "h264" && codec != "mjpeg" {
+            continue;
+        }
+        checked += 1;
+        let bytes = read(&name);
+        let luma = decode_luma(&bytes, DEFAULT_LUMA_WIDTH).unwrap();
+        assert_eq!(luma.pixels, PixelSupport::Decoded, "{name}");
+        assert_eq!(luma.frames.len(), frames, "{name}: frames decoded");
+        assert_eq!(luma.skipped, 0, "{name}: frames skipped");
+        assert!(!luma.truncated, "{name}");
+        // Same clock as the frame list: the analyzer matches the two by time.
+        let listed: Vec<f64> = video_frames(&bytes)
+            .unwrap()
+            .iter()
+            .map(|f| f.pts)
+            .collect();
+        let decoded: Vec<f64> = luma.frames.iter().map(|f| f.pts).collect();
+        assert_eq!(decoded, listed, "{name}: frame times");
+        for f in &luma.frames {
+            let w = width.min(160);
+            assert_eq!(
+                (f.width, f.height),
+                (w, (height * w + width / 2) / width),
+                "{name}"
+            );
+            assert_eq!(f.data.len(), (f.width * f.height) as usize, "{name}");
+            let (lo, hi) = (f.data.iter().min().unwrap(), f.data.iter().max().unwrap());
+            assert!(hi - lo > 100, "{name} at {}: a flat picture", f.pts);
+        }
+        // The test pattern moves every frame.
+        for pair in luma.frames.windows(2) {
+            let d = mean_abs_diff(&pair[0], &pair[1]);
+            assert!(
+                d > 1.0,
+                "{name}: {} and {} barely differ",
+                pair[0].pts,
+                pair[1].pts
+            );
+        }
+    }
+    assert!(
+        checked >= 10,
+        "H.264 and MJPEG fixtures in the manifest: {checked}"
+    );
+}
+
+#[test]
+fn the_same_picture_decodes_alike_from_every_container() {
+    // One H.264 encode muxed five ways: the pictures must be identical, whatever the framing
+    // (avcC length prefixes, fragments, Annex B).
+    let reference = decode_luma(&read("mp4_h264_aac.mp4"), 160).unwrap();
+    for name in [
+        "mov_h264_aac.mov",
+        "mp4frag_h264_aac.mp4",
+        "mkv_h264_vorbis.mkv",
+        "ts_h264_aac.ts",
+    ] {
+        let other = decode_luma(&read(name), 160).unwrap();
+        for (a, b) in reference.frames.iter().zip(&other.frames) {
+            assert_eq!(a.data, b.data, "{name}: picture {} differs", b.pts);
+        }
+    }
+    // The two MJPEG files hold the same JPEGs.
+    let mov = decode_luma(&read("mov_mjpeg_pcm_s16le.mov"), 160).unwrap();
+    let avi = decode_luma(&read("avi_mjpeg_pcm_s16le.avi"), 160).unwrap();
+    assert!(mov
+        .frames
+        .iter()
+        .zip(&avi.frames)
+        .all(|(a, b)| a.data == b.data));
+}
+
+#[test]
+fn an_edit_list_hides_its_leading_frames_but_decodes_from_the_keyframe_before_them() {
+    // The file is cut at 1 s from a stream with keyframes at 0, 2 and 4 s: frames 0-0.9 s are
+    // decoded only as references, the first shown picture is the source's 1.0 s one.
+    let cut = decode_luma(&read("mp4_h264_aac_editlist.mp4"), 160).unwrap();
+    let full = decode_luma(&read("mp4_h264_aac.mp4"), 160).unwrap();
+    assert_eq!(cut.frames.len(), 40);
+    assert_eq!(cut.frames[0].pts, 0.0);
+    assert_eq!(cut.frames[0].data, full.frames[10].data);
+    assert_eq!(cut.frames[39].data, full.frames[49].data);
+}
+
+#[test]
+fn the_target_width_downscales_by_area_and_never_upscales() {
+    let bytes = read("mp4_h264_aac.mp4");
+    let full = decode_luma(&bytes, 4000).unwrap();
+    let half = decode_luma(&bytes, 80).unwrap();
+    assert_eq!((full.frames[0].width, full.frames[0].height), (160, 120));
+    assert_eq!((half.frames[0].width, half.frames[0].height), (80, 60));
+    // Each output pixel is the mean of its 2x2 block.
+    let (f, h) = (&full.frames[7], &half.frames[7]);
+    for (y, x) in [(0u32, 0u32), (10, 33), (59, 79)] {
+        let block: u32 = [(0, 0), (1, 0), (0, 1), (1, 1)]
+            .iter()
+            .map(|(dx, dy)| u32::from(f.data[((2 * y + dy) * 160 + 2 * x + dx) as usize]))
+            .sum();
+        let got = i64::from(h.data[(y * 80 + x) as usize]);
+        assert!(
+            (got - i64::from((block + 2) / 4)).abs() <= 1,
+            "pixel {x},{y}"
+        );
+    }
+}
+
+#[test]
+fn codecs_without_a_pixel_decoder_report_it_and_keep_their_frame_data() {
+    let mut checked = 0;
+    for (name, codec, frames, _, _) in video_fixtures() {
+        let want = match codec.as_str() {
+            "vp8" => Codec::Vp8,
+            "vp9" => Codec::Vp9,
+            "mpeg4" => Codec::Mpeg4Part2,
+            "mpeg2video" => Codec::Mpeg2Video,
+            _ => continue,
+        };
+        checked += 1;
+        let bytes = read(&name);
+        let luma = decode_luma(&bytes, 160).unwrap();
+        assert_eq!(luma.pixels, PixelSupport::NoPixelDecoder(want), "{name}");
+        assert!(luma.frames.is_empty());
+        assert_eq!(video_frames(&bytes).unwrap().len(), frames, "{name}");
+    }
+    assert!(checked >= 6, "VP8, VP9, MPEG-4 and MPEG-2 fixtures");
+    let audio = decode_luma(&read("wav_pcm_s16le.wav"), 160).unwrap();
+    assert_eq!(audio.pixels, PixelSupport::NoVideo);
+}
+
+#[test]
+fn encoded_frames_are_the_listed_frames_in_decode_order() {
+    for (name, _, _, _, _) in video_fixtures() {
+        let bytes = read(&name);
+        let video = encoded_video(&bytes).unwrap().expect("a video track");
+        let mut shown: Vec<_> = video.frames.iter().filter(|f| f.presented).collect();
+        shown.sort_by(|a, b| a.pts.total_cmp(&b.pts));
+        let listed = video_frames(&bytes).unwrap();
+        assert_eq!(shown.len(), listed.len(), "{name}");
+        for (e, l) in shown.iter().zip(&listed) {
+            assert_eq!((e.pts, e.keyframe), (l.pts, l.keyframe), "{name}");
+            assert_eq!(e.data.len(), l.size as usize, "{name} at {}", l.pts);
+        }
+        // Decoding starts on a keyframe.
+        assert!(video.frames[0].keyframe, "{name}");
+    }
+}
+
+#[test]
+fn a_decoder_joining_mid_stream_skips_to_the_next_keyframe() {
+    let video = encoded_video(&read("mkv_h264_vorbis.mkv"))
+        .unwrap()
+        .unwrap();
+    let mut decoder = LumaDecoder::new(&video.codec, video.config.as_deref(), 160).unwrap();
+    let mut out = Vec::new();
+    for f in &video.frames[5..] {
+        out.extend(decoder.decode(f.pts, &f.data));
+    }
+    out.extend(decoder.finish());
+    let first_key = video.frames[5..].iter().find(|f| f.keyframe).unwrap().pts;
+    assert_eq!(out[0].pts, first_key);
+    assert_eq!(
+        out.len(),
+        video.frames.iter().filter(|f| f.pts >= first_key).count()
+    );
+    assert_eq!(decoder.skipped(), 45 - out.len());
+}
+
+#[test]
+fn an_annex_b_stream_decodes_without_a_configuration_record() {
+    // MPEG-TS carries SPS/PPS in-band: a live reader passes no config.
+    let video = encoded_video(&read("ts_h264_aac.ts")).unwrap().unwrap();
+    assert!(video.config.is_none());
+    let mut decoder = LumaDecoder::new(&Codec::H264, None, 160).unwrap();
+    let n = video
+        .frames
+        .iter()
+        .filter_map(|f| decoder.decode(f.pts, &f.data))
+        .count()
+        + decoder.finish().len();
+    assert_eq!(n, 50);
+}
+
+#[test]
+fn a_corrupt_frame_is_skipped_and_decoding_recovers_at_the_next_keyframe() {
+    let bytes = read("mp4_h264_aac.mp4");
+    let mut video = encoded_video(&bytes).unwrap().unwrap();
+    // Frame 5 (0.5 s, a P frame) becomes noise of the same length.
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    for b in video.frames[5].data.iter_mut().skip(4) {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        *b = seed as u8;
+    }
+    let mut decoder = LumaDecoder::new(&video.codec, video.config.as_deref(), 160).unwrap();
+    let mut out: Vec<LumaFrame> = video
+        .frames
+        .iter()
+        .filter_map(|f| decoder.decode_frame(f))
+        .collect();
+    out.extend(decoder.finish());
+    assert!(decoder.skipped() >= 1);
+    assert!(
+        out.iter().all(|f| f.pts != 0.5),
+        "the corrupt frame gave a picture"
+    );
+    assert!(out.iter().any(|f| f.pts == 0.4));
+    // From the keyframe at 2 s on, every frame is back.
+    assert_eq!(out.iter().filter(|f| f.pts >= 2.0 - 1e-9).count(), 30);
+    // A frame that is not a JPEG at all is skipped alone.
+    let mut mjpeg = encoded_video(&read("avi_mjpeg_pcm_s16le.avi"))
+        .unwrap()
+        .unwrap();
+    mjpeg.frames[3].data = b"definitely not a JPEG".to_vec();
+    let mut decoder = LumaDecoder::new(&Codec::Mjpeg, None, 160).unwrap();
+    let n = mjpeg
+        .frames
+        .iter()
+        .filter_map(|f| decoder.decode_frame(f))
+        .count();
+    assert_eq!((n, decoder.skipped()), (49, 1));
+}
+
+/// xorshift64*, seeded: a failure reproduces.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+#[test]
+fn mutated_files_and_frames_never_panic_and_stay_in_bounds() {
+    let mutants: usize = std::env::var("ATTUNE_MEDIA_MUTATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(12);
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    for name in [
+        "mp4_h264_aac.mp4",
+        "mp4frag_h264_aac.mp4",
+        "mkv_h264_vorbis.mkv",
+        "ts_h264_aac.ts",
+        "mov_mjpeg_pcm_s16le.mov",
+        "avi_mjpeg_pcm_s16le.avi",
+    ] {
+        let original = read(name);
+        let video = encoded_video(&original).unwrap().unwrap();
+        for _ in 0..mutants {
+            // Whole-file damage: the container may refuse it, the decoder must not crash.
+            let mut bytes = original.clone();
+            for _ in 0..1 + rng.below(8) {
+                let at = rng.below(bytes.len());
+                match rng.below(3) {
+                    0 => bytes[at] ^= 1 << rng.below(8),
+                    1 => bytes[at] = rng.next() as u8,
+                    _ => {
+                        let len = rng.below(64).min(bytes.len() - at);
+                        bytes.drain(at..at + len);
+                    }
+                }
+            }
+            if let Ok(luma) = decode_luma(&bytes, 160) {
+                assert!(luma.frames.len() <= video.frames.len() + 1, "{name}");
+                for f in &luma.frames {
+                    assert!(f.width <= 160 && f.width > 0, "{name}");
+                    assert_eq!(f.data.len(), (f.width * f.height) as usize);
+                }
+            }
+            // Frame-level damage: the container is intact, the payloads are not.
+            let mut frames = video.frames.clone();
+            for _ in 0..1 + rng.below(6) {
+                let i = rng.below(frames.len());
+                let data = &mut frames[i].data;
+                match rng.below(4) {
+                    0 => data.truncate(rng.below(data.len())),
+                    1 => {
+                        for b in data.iter_mut().skip(rng.below(64)).take(1 + rng.below(32)) {
+                            *b = rng.next() as u8;
+                        }
+                    }
+                    2 => data.iter_mut().for_each(|b| *b = rng.next() as u8),
+                    _ => {
+                        let at = rng.below(data.len());
+                        data[at] ^= 0xff;
+                    }
+                }
+            }
+            let mut decoder = LumaDecoder::new(&video.codec, video.config.as_deref(), 160).unwrap();
+            let mut decoded = 0;
+            for f in &frames {
+                decoded += usize::from(decoder.decode_frame(f).is_some());
+            }
+            decoded += decoder.finish().len();
+            assert!(decoded + decoder.skipped() <= frames.len(), "{name}");
+        }
+    }
+}
+
+#[test]
+fn the_streaming_decode_hands_over_what_decode_luma_keeps() {
+    let bytes = read("mov_mjpeg_pcm_s16le.mov");
+    let kept = decode_luma(&bytes, 160).unwrap();
+    let mut seen = Vec::new();
+    let summary = decode_luma_each(&bytes, 160, |f| seen.push(f)).unwrap();
+    assert_eq!((summary.decoded, summary.skipped), (50, 0));
+    assert_eq!(seen, kept.frames);
+}
+
+/// `jpeg` without its `DHT` segments, as many MJPEG sources store frames.
+fn strip_huffman_tables(jpeg: &[u8]) -> Vec<u8> {
+    let mut out = jpeg[..2].to_vec();
+    let mut at = 2;
+    while at + 4 <= jpeg.len() && jpeg[at] == 0xff {
+        let marker = jpeg[at + 1];
+        if marker == 0xda {
+            break;
+        }
+        let len = usize::from(u16::from_be_bytes([jpeg[at + 2], jpeg[at + 3]]));
+        if marker != 0xc4 {
+            out.extend_from_slice(&jpeg[at..at + 2 + len]);
+        }
+        at += 2 + len;
+    }
+    out.extend_from_slice(&jpeg[at..]);
+    out
+}
+
+#[test]
+fn mjpeg_frames_without_huffman_tables_use_the_standard_ones() {
+    // A colour frame coded with the standard tables (ITU T.81 Annex K), as webcams send it.
+    let (w, h) = (160u16, 120u16);
+    let rgb: Vec<u8> = (0..usize::from(w) * usize::from(h))
+        .flat_map(|i| {
+            let (x, y) = (i % 160, i / 160);
+            [
+                (x * 255 / 159) as u8,
+                (y * 2) as u8,
+                ((x + y) % 64 * 4) as u8,
+            ]
+        })
+        .collect();
+    let mut jpeg = Vec::new();
+    jpeg_encoder::Encoder::new(&mut jpeg, 90)
+        .encode(&rgb, w, h, jpeg_encoder::ColorType::Rgb)
+        .unwrap();
+    let stripped = strip_huffman_tables(&jpeg);
+    assert!(stripped.len() < jpeg.len(), "the encoder wrote a DHT");
+    let mut decoder = LumaDecoder::new(&Codec::Mjpeg, None, 160).unwrap();
+    let with = decoder.decode(0.0, &jpeg).unwrap();
+    let without = decoder.decode(0.1, &stripped).unwrap();
+    assert_eq!(with.data, without.data);
+    // And it is the picture: luma of the top-right pixel (255, 0, ...) is about 0.299 * 255.
+    let luma = |x: usize, y: usize| {
+        let p = &rgb[(y * 160 + x) * 3..][..3];
+        0.299 * f64::from(p[0]) + 0.587 * f64::from(p[1]) + 0.114 * f64::from(p[2])
+    };
+    let mean_error = (0..120)
+        .flat_map(|y| (0..160).map(move |x| (x, y)))
+        .map(|(x, y)| (f64::from(without.data[y * 160 + x]) - luma(x, y)).abs())
+        .sum::<f64>()
+        / 19200.0;
+    assert!(mean_error < 3.0, "mean luma error {mean_error}");
+}
