@@ -20,7 +20,7 @@ if ! "$VENV/bin/python" -c "import opensmile, parselmouth, numpy" 2>/dev/null; t
         "opensmile==2.6.0" "praat-parselmouth==0.4.7" numpy
 fi
 
-cargo build --quiet --release -p attune-core --example dump_features
+cargo build --quiet --release --locked -p attune-core --example dump_features
 mkdir -p "$OUT"
 for wav in "$FIXTURES"/*.wav; do
     "$ROOT/target/release/examples/dump_features" "$wav" > "$OUT/$(basename "$wav" .wav).json"
