@@ -229,15 +229,52 @@ pub async fn read_json_body(body: Incoming, headers: &HeaderMap) -> Result<Bytes
     }
 }
 
-/// Parses a JSON body into `T`: `ih4006` with serde's description of what is
-/// wrong. The description may quote a value of the body back to its sender;
-/// error messages are never logged, only their codes.
+/// Parses a JSON object body into `T`: `ih4006` with serde's description of
+/// what is wrong. The description may quote a value of the body back to its
+/// sender; error messages are never logged, only their codes.
+///
+/// Two readings follow JSON rather than serde's defaults: the body must be
+/// an object (serde would also read a struct from an array of its fields in
+/// order, so `[null, null]` would pass for `{}`), and a number with no
+/// fractional part is an integer whatever its spelling (`600.0` is `600`, as
+/// JSON Schema and clients that only have floating-point numbers see it).
 pub fn parse_json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, HttpError> {
-    serde_json::from_slice(bytes).map_err(|error| {
+    let mut value: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|error| invalid_json(format!("The body is not valid JSON: {error}.")))?;
+    if !value.is_object() {
+        return Err(invalid_json("The body must be a JSON object."));
+    }
+    integral_floats_as_integers(&mut value);
+    T::deserialize(value).map_err(|error| {
         invalid_json(format!(
-            "The body is not valid JSON of the expected shape: {error}."
+            "The body is not JSON of the expected shape: {error}."
         ))
     })
+}
+
+/// Rewrites every number spelled with a zero fraction (`600.0`, `6e2`) that
+/// fits a 64-bit integer as that integer.
+fn integral_floats_as_integers(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    // 2^64 and -2^63: the bounds of u64 and i64, exact as f64.
+    const U64_END: f64 = 18_446_744_073_709_551_616.0;
+    const I64_MIN: f64 = -9_223_372_036_854_775_808.0;
+    match value {
+        Value::Number(number) if number.is_f64() => {
+            let Some(float) = number.as_f64() else { return };
+            if float.fract() != 0.0 {
+                return;
+            }
+            if (0.0..U64_END).contains(&float) {
+                *value = Value::from(float as u64);
+            } else if (I64_MIN..0.0).contains(&float) {
+                *value = Value::from(float as i64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_floats_as_integers),
+        Value::Object(fields) => fields.values_mut().for_each(integral_floats_as_integers),
+        _ => {}
+    }
 }
 
 #[cfg(test)]
@@ -270,5 +307,40 @@ mod tests {
         assert!(error.service_error().message().contains("`token`"));
         let error = parse_json::<Shape>(b"{not json").unwrap_err();
         assert_eq!(error.service_error().code, ErrorCode::Ih4006);
+        // A struct is not read from an array of its fields.
+        assert!(parse_json::<Shape>(br#"["att_x"]"#).is_err());
+        for not_an_object in [&b"[]"[..], b" null", b"\"x\"", b"7"] {
+            let error = parse_json::<Shape>(not_an_object).unwrap_err();
+            assert_eq!(error.service_error().code, ErrorCode::Ih4006);
+            assert!(error.service_error().message().contains("object"));
+        }
+    }
+
+    #[test]
+    fn integral_numbers_read_as_integers_whatever_their_spelling() {
+        #[derive(Debug, PartialEq, serde::Deserialize)]
+        struct Caps {
+            expires_in: u64,
+            budget: f64,
+            offsets: Vec<i64>,
+        }
+        let caps: Caps =
+            parse_json(br#"{"expires_in": 6e2, "budget": 90.0, "offsets": [-3.0, 4]}"#).unwrap();
+        assert_eq!(
+            caps,
+            Caps {
+                expires_in: 600,
+                budget: 90.0,
+                offsets: vec![-3, 4]
+            }
+        );
+        for refused in [
+            &br#"{"expires_in": 600.5, "budget": 1, "offsets": []}"#[..],
+            br#"{"expires_in": 1e20, "budget": 1, "offsets": []}"#,
+            br#"{"expires_in": -1.0, "budget": 1, "offsets": []}"#,
+        ] {
+            let error = parse_json::<Caps>(refused).unwrap_err();
+            assert_eq!(error.service_error().code, ErrorCode::Ih4006);
+        }
     }
 }

@@ -7,7 +7,9 @@ use crate::jobs::JobRunner;
 use crate::keys::Scope;
 use crate::server;
 use crate::services::Services;
-use crate::store::{AccountLimits, CreatedKey, KeyRecord, KeyStore, SqliteStore, StoreError};
+use crate::store::{
+    Account, AccountLimits, CreatedKey, KeyRecord, KeyStore, SqliteStore, StoreError,
+};
 use std::io::{self, Write};
 use std::sync::Arc;
 use time::format_description::well_known::Rfc3339;
@@ -147,6 +149,77 @@ pub async fn keys_revoke(
         record.id, record.display_prefix, record.account_name
     )?;
     Ok(record)
+}
+
+/// Changes `attune accounts set` makes to an account; `None` keeps what is
+/// stored.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AccountChanges {
+    /// The subscription flag (`ih3005` while inactive).
+    pub subscription_active: Option<bool>,
+    /// See [`AccountLimits::requests_per_minute`].
+    pub requests_per_minute: Option<u32>,
+    /// See [`AccountLimits::concurrent_requests`].
+    pub concurrent_requests: Option<u32>,
+    /// See [`AccountLimits::analysis_quota_seconds`].
+    pub analysis_quota_seconds: Option<u64>,
+    /// See [`AccountLimits::daily_quota_seconds`].
+    pub daily_quota_seconds: Option<u64>,
+}
+
+/// `attune accounts set`: creates the account if needed (with the default
+/// limits), applies `changes`, and prints the account's resulting limits.
+/// Running servers read an account's limits on every request, so the change
+/// applies to them at once.
+pub async fn accounts_set(
+    store: &dyn KeyStore,
+    account: &str,
+    changes: AccountChanges,
+    out: &mut dyn Write,
+) -> Result<Account, CommandError> {
+    let current = store
+        .ensure_account(account, AccountLimits::default())
+        .await?;
+    let limits = current.limits;
+    let updated = store
+        .update_account(
+            current.id,
+            changes
+                .subscription_active
+                .unwrap_or(current.subscription_active),
+            AccountLimits {
+                requests_per_minute: changes
+                    .requests_per_minute
+                    .unwrap_or(limits.requests_per_minute),
+                concurrent_requests: changes
+                    .concurrent_requests
+                    .unwrap_or(limits.concurrent_requests),
+                analysis_quota_seconds: changes
+                    .analysis_quota_seconds
+                    .unwrap_or(limits.analysis_quota_seconds),
+                daily_quota_seconds: changes
+                    .daily_quota_seconds
+                    .unwrap_or(limits.daily_quota_seconds),
+            },
+        )
+        .await?;
+    let limits = updated.limits;
+    writeln!(
+        out,
+        "Account `{}`: subscription {}, {} requests per minute, {} concurrent requests, \
+         analysis quota {} s, daily quota {} s.",
+        updated.name,
+        if updated.subscription_active {
+            "active"
+        } else {
+            "inactive"
+        },
+        limits.requests_per_minute,
+        limits.concurrent_requests,
+        limits.analysis_quota_seconds,
+        limits.daily_quota_seconds,
+    )?;
+    Ok(updated)
 }
 
 fn scope_list(scopes: &[Scope]) -> String {

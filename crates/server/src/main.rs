@@ -1,6 +1,7 @@
 //! The `attune` command: parses arguments and hands over to the library.
 
 use anyhow::Context;
+use attune_server::commands::AccountChanges;
 use attune_server::config::{Config, ConfigLayer};
 use attune_server::{commands, logging, Scope, SqliteStore};
 use clap::{Parser, Subcommand};
@@ -35,6 +36,40 @@ enum Command {
         store: Option<PathBuf>,
         #[command(subcommand)]
         command: KeysCommand,
+    },
+    /// Change an account's subscription and limits.
+    Accounts {
+        /// The SQLite store [default: ./attune-data/attune.sqlite3].
+        #[arg(long, global = true, value_name = "PATH")]
+        store: Option<PathBuf>,
+        #[command(subcommand)]
+        command: AccountsCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum AccountsCommand {
+    /// Set an account's subscription flag and limits (creating the account
+    /// if new); what is not given keeps its value.
+    Set {
+        /// The account.
+        #[arg(long, value_name = "NAME")]
+        account: String,
+        /// Whether the subscription is active.
+        #[arg(long, value_name = "BOOL")]
+        subscription_active: Option<bool>,
+        /// Requests accepted per minute.
+        #[arg(long, value_name = "N")]
+        requests_per_minute: Option<u32>,
+        /// Requests in progress at once.
+        #[arg(long, value_name = "N")]
+        concurrent_requests: Option<u32>,
+        /// Seconds of media the account may analyze in total.
+        #[arg(long, value_name = "SECONDS")]
+        analysis_quota_seconds: Option<u64>,
+        /// Seconds of media the account may analyze per UTC day.
+        #[arg(long, value_name = "SECONDS")]
+        daily_quota_seconds: Option<u64>,
     },
 }
 
@@ -77,7 +112,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let mut overrides = ConfigLayer::default();
     match &cli.command {
         Command::Serve { bind } => overrides.bind = *bind,
-        Command::Keys { store, .. } => overrides.store_path = store.clone(),
+        Command::Keys { store, .. } | Command::Accounts { store, .. } => {
+            overrides.store_path = store.clone();
+        }
     }
     let config = Config::load(cli.config.as_deref(), std::env::vars_os(), overrides)?;
 
@@ -97,6 +134,30 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 KeysCommand::List => commands::keys_list(&store, &mut stdout).await?,
                 KeysCommand::Revoke { id } => {
                     commands::keys_revoke(&store, &id, &mut stdout).await?;
+                }
+            }
+        }
+        Command::Accounts { command, .. } => {
+            let store = SqliteStore::open(&config.store_path)
+                .await
+                .with_context(|| format!("opening {}", config.store_path.display()))?;
+            match command {
+                AccountsCommand::Set {
+                    account,
+                    subscription_active,
+                    requests_per_minute,
+                    concurrent_requests,
+                    analysis_quota_seconds,
+                    daily_quota_seconds,
+                } => {
+                    let changes = AccountChanges {
+                        subscription_active,
+                        requests_per_minute,
+                        concurrent_requests,
+                        analysis_quota_seconds,
+                        daily_quota_seconds,
+                    };
+                    commands::accounts_set(&store, &account, changes, &mut stdout).await?;
                 }
             }
         }

@@ -7,11 +7,14 @@
 //! requests (`ih3002`), requests per minute (`ih3001`); then the route checks
 //! its scope and its own rules.
 //!
-//! Routing is a match on the path rather than a framework router: the route
-//! set is small and fixed by the interface, and every failure (unknown path,
-//! wrong method, unreadable body) must answer the interface's `ErrorResponse`
-//! with the request's correlation id, which a framework's own rejections would
-//! have to be intercepted to do.
+//! Routing is a lookup in [`ROUTES`], a table of path templates, rather than
+//! a framework router: the route set is small and fixed by the interface, and
+//! every failure (unknown path, wrong method, unreadable body) must answer the
+//! interface's `ErrorResponse` with the request's correlation id, which a
+//! framework's own rejections would have to be intercepted to do. The same
+//! table is what the OpenAPI document (`openapi.json`, served at
+//! `GET /openapi.json`) is tested against, so a route cannot be added or
+//! dropped without the document following.
 
 use crate::auth::{authenticate, authenticate_credential, bearer_credential, Principal};
 use crate::http_error::{Body, HttpError};
@@ -122,7 +125,7 @@ impl Route {
     }
 }
 
-/// The route table: what [`App`] dispatches on, and what the OpenAPI test
+/// The route table: what requests are dispatched on, and what the OpenAPI test
 /// checks the document against.
 pub const ROUTES: &[Route] = &[
     Route {
@@ -420,7 +423,10 @@ fn openapi() -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::from_static(OPENAPI_JSON.as_bytes())));
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    headers.insert(CACHE_CONTROL, HeaderValue::from_static("public, max-age=300"));
+    headers.insert(
+        CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=300"),
+    );
     response
 }
 

@@ -9,7 +9,8 @@
 //! clamped to 60..=3600; `max_duration_seconds` is clamped to the 3600-second
 //! session limit; `max_concurrent` defaults to 1; every cap given must be
 //! positive; `allowed_origins` entries must be browser origins
-//! (`scheme://host[:port]`), compared after normalisation.
+//! (`http(s)://host[:port]`, see [`normalize_origin`]), compared after
+//! normalisation.
 
 use crate::auth::store_unavailable;
 use crate::ids::{hex, random_bytes};
@@ -18,6 +19,7 @@ use crate::store::{BudgetOutcome, TokenCaps, TokenStore};
 use attune_core::wire::{ClientTokenRequest, ClientTokenResponse};
 use attune_core::{ErrorCode, ServiceError};
 use std::fmt;
+use std::net::Ipv6Addr;
 
 /// What every client token starts with: unlike API keys (`atk_`), so the two
 /// are told apart without a lookup and recognisable to secret scanners.
@@ -231,41 +233,57 @@ impl MintRequest {
 
 /// A browser origin in canonical form (`scheme://host[:port]`, lower case,
 /// default port dropped, no trailing slash), or `None` for anything else: a
-/// path, query, user info, the opaque `null`, or a scheme other than http(s).
+/// path, query, user info, the opaque `null`, a scheme other than http(s),
+/// or a host no browser would send.
+///
+/// The host is a name of ASCII letters, digits, `-`, `.`, `_` and `~` (what
+/// browsers put in `Origin`, internationalised names being in punycode), or
+/// a bracketed IPv6 address, written back in its RFC 5952 form. The port is a
+/// decimal number up to 65535. Surrounding whitespace is ignored, and so is a
+/// single trailing `/`.
 pub fn normalize_origin(text: &str) -> Option<String> {
     let text = text.trim();
     let (scheme, rest) = text.split_once("://")?;
     let scheme = scheme.to_ascii_lowercase();
     let default_port = match scheme.as_str() {
-        "http" => "80",
-        "https" => "443",
+        "http" => 80,
+        "https" => 443,
         _ => return None,
     };
     let authority = rest.strip_suffix('/').unwrap_or(rest);
-    if authority.is_empty()
-        || authority
-            .bytes()
-            .any(|b| matches!(b, b'/' | b'?' | b'#' | b'@') || !b.is_ascii_graphic())
-    {
-        return None;
-    }
-    let authority = authority.to_ascii_lowercase();
-    // A bracketed IPv6 host holds colons of its own: the port follows `]`.
-    let (host, port) = match authority.rfind(':') {
-        Some(colon) if !authority[colon..].contains(']') => {
-            (&authority[..colon], Some(&authority[colon + 1..]))
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(bracketed) => {
+            let (literal, after) = bracketed.split_once(']')?;
+            let address: Ipv6Addr = literal.parse().ok()?;
+            let port = match after {
+                "" => None,
+                _ => Some(after.strip_prefix(':')?),
+            };
+            (format!("[{address}]"), port)
         }
-        _ => (authority.as_str(), None),
+        None => {
+            let (host, port) = match authority.split_once(':') {
+                Some((host, port)) => (host, Some(port)),
+                None => (authority, None),
+            };
+            let name_byte =
+                |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~');
+            if host.is_empty() || !host.bytes().all(name_byte) {
+                return None;
+            }
+            (host.to_ascii_lowercase(), port)
+        }
     };
-    if host.is_empty() {
-        return None;
-    }
+    let port = match port {
+        None => None,
+        Some(digits) if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) => {
+            return None
+        }
+        Some(digits) => Some(digits.parse::<u16>().ok()?),
+    };
     match port {
-        None => Some(format!("{scheme}://{host}")),
-        Some(port) if port.is_empty() || !port.bytes().all(|b| b.is_ascii_digit()) => None,
-        Some(port) if port.parse::<u16>().is_err() => None,
-        Some(port) if port == default_port => Some(format!("{scheme}://{host}")),
-        Some(port) => Some(format!("{scheme}://{host}:{port}")),
+        Some(port) if port != default_port => Some(format!("{scheme}://{host}:{port}")),
+        _ => Some(format!("{scheme}://{host}")),
     }
 }
 
@@ -400,6 +418,17 @@ mod tests {
             ("https://host:99999", None),
             ("https://host:", None),
             ("ws://host", None),
+            ("http://HOST:0080", Some("http://host")),
+            ("https://[0:0:0:0:0:0:0:1]:443", Some("https://[::1]")),
+            ("http://[::ffff:10.0.0.1]", Some("http://[::ffff:10.0.0.1]")),
+            ("http://[", None),
+            ("http://[abc]", None),
+            ("http://[::1]x", None),
+            ("http://a:b:80", None),
+            ("http://a]", None),
+            ("http://exa mple.com", None),
+            ("http://bücher.example", None),
+            ("http://:80", None),
         ] {
             assert_eq!(normalize_origin(text).as_deref(), expected, "{text}");
         }

@@ -142,3 +142,49 @@ async fn an_empty_store_gets_one_development_key_with_every_scope() {
     assert!(commands::bootstrap_dev_key(&store).await.unwrap().is_none());
     assert_eq!(store.key_count().await.unwrap(), 1);
 }
+
+#[tokio::test]
+async fn accounts_set_changes_only_the_limits_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("attune.sqlite3"))
+        .await
+        .unwrap();
+    let mut out = Vec::new();
+    let changed = commands::accounts_set(
+        &store,
+        "bench",
+        commands::AccountChanges {
+            requests_per_minute: Some(1_000_000),
+            concurrent_requests: Some(4096),
+            ..Default::default()
+        },
+        &mut out,
+    )
+    .await
+    .unwrap();
+    let defaults = attune_server::AccountLimits::default();
+    assert_eq!(changed.limits.requests_per_minute, 1_000_000);
+    assert_eq!(changed.limits.concurrent_requests, 4096);
+    assert_eq!(
+        changed.limits.daily_quota_seconds,
+        defaults.daily_quota_seconds
+    );
+    assert!(changed.subscription_active);
+    let printed = String::from_utf8(out).unwrap();
+    assert!(printed.contains("1000000 requests per minute"), "{printed}");
+
+    let again = commands::accounts_set(
+        &store,
+        "bench",
+        commands::AccountChanges {
+            subscription_active: Some(false),
+            ..Default::default()
+        },
+        &mut Vec::new(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(again.id, changed.id);
+    assert!(!again.subscription_active);
+    assert_eq!(again.limits, changed.limits, "unchanged limits are kept");
+}

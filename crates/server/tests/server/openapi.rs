@@ -3,11 +3,11 @@
 //! `/openapi.json` serves, and real responses of every route, successes and
 //! errors, validate against the schemas the document gives for their status.
 
-use crate::common::{
-    client, get_job, mint_token, poll_until_done, post_form, url, Form, Harness,
-};
+use crate::common::{client, get_job, mint_token, poll_until_done, post_form, url, Form, Harness};
 use attune_core::{ErrorCode, ServiceError};
 use attune_server::routes::{OPENAPI_JSON, ROUTES};
+use attune_server::tokens::normalize_origin;
+use attune_server::ClientToken;
 use attune_server::{AccountLimits, AnalyzerRunner, ServerHandle, Services};
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
@@ -76,7 +76,10 @@ impl Contract {
         if let Some(validator) = validators.get(pointer) {
             return Arc::clone(validator);
         }
-        assert!(self.doc.pointer(pointer).is_some(), "no schema at {pointer}");
+        assert!(
+            self.doc.pointer(pointer).is_some(),
+            "no schema at {pointer}"
+        );
         // The document itself is the root schema: its OpenAPI keys are not
         // JSON Schema keywords and are ignored, while `#/components/...`
         // references resolve inside it.
@@ -182,7 +185,10 @@ impl Contract {
             "{what}: Content-Type {media_type} is not documented"
         );
         let body: Value = serde_json::from_slice(&bytes).unwrap_or_else(|e| {
-            panic!("{what}: not JSON ({e}): {}", String::from_utf8_lossy(&bytes))
+            panic!(
+                "{what}: not JSON ({e}): {}",
+                String::from_utf8_lossy(&bytes)
+            )
         });
         let schema_pointer = format!(
             "{}/content/{}/schema",
@@ -228,7 +234,10 @@ fn the_route_table_and_the_document_name_the_same_operations() {
         }
     }
     let undocumented: Vec<_> = routed.difference(&documented).collect();
-    assert!(undocumented.is_empty(), "routed, not documented: {undocumented:?}");
+    assert!(
+        undocumented.is_empty(),
+        "routed, not documented: {undocumented:?}"
+    );
     let unrouted: Vec<_> = documented.difference(&routed).collect();
     assert!(unrouted.is_empty(), "documented, not routed: {unrouted:?}");
 }
@@ -272,6 +281,85 @@ fn documented_error_codes_are_the_catalog_s_with_their_statuses() {
     assert!(checked > 50, "only {checked} codes documented");
 }
 
+#[test]
+fn the_documented_origin_and_token_patterns_accept_what_the_server_accepts() {
+    let contract = Contract::load();
+    let origin = contract
+        .validator("/components/schemas/ClientTokenRequest/properties/allowed_origins/items");
+    let hex = "0123456789abcdef".repeat(4);
+    for candidate in [
+        "https://app.example.com",
+        "HTTPS://App.Example.com:443/",
+        "http://localhost:3000",
+        "http://localhost:000080",
+        "http://host:0",
+        "http://host:65535",
+        "http://host:65536",
+        "http://host:",
+        "http://:80",
+        "https://",
+        "https://app.example.com/path",
+        "https://user@app.example.com",
+        "https://app.example.com?q",
+        "https://app.example.com//",
+        " \t https://app.example.com \u{85}",
+        "\u{feff}https://app.example.com",
+        "ws://host",
+        "null",
+        "",
+        "http://a:b:80",
+        "http://a]",
+        "http://exa mple.com",
+        "http://bücher.example",
+        "http://xn--bcher-kva.example",
+        "http://[::]",
+        "http://[::1]:8080",
+        "http://[1:2:3:4:5:6:7:8]",
+        "http://[1:2:3:4:5:6:7:8:9]",
+        "http://[1:2:3:4:5:6:7::]",
+        "http://[1:2:3:4:5:6:7:8::]",
+        "http://[::1:2:3:4:5:6:7]",
+        "http://[::1:2:3:4:5:6:7:8]",
+        "http://[1::2::3]",
+        "http://[1:2::3:4]",
+        "http://[::ffff:1.2.3.4]",
+        "http://[1:2:3:4:5:6:1.2.3.4]",
+        "http://[1:2:3:4:5:6:7:1.2.3.4]",
+        "http://[1::1.2.3.4]",
+        "http://[::1.2.3.04]",
+        "http://[::256.1.1.1]",
+        "http://[12345::]",
+        "http://[fe80::1%eth0]",
+        "http://[:1]",
+        "http://[1:]",
+        "http://[abc]",
+        "http://[",
+        "http://[::1]x",
+    ] {
+        assert_eq!(
+            origin.is_valid(&json!(candidate)),
+            normalize_origin(candidate).is_some(),
+            "{candidate:?}"
+        );
+    }
+
+    let token = contract.validator("/components/schemas/ClientTokenRevokeRequest/properties/token");
+    for candidate in [
+        format!("att_{hex}"),
+        format!(" att_{hex}\n"),
+        format!("att_{}", hex.to_uppercase()),
+        format!("att_{hex}0"),
+        format!("atk_{hex}"),
+        "att_".to_owned(),
+    ] {
+        assert_eq!(
+            token.is_valid(&json!(candidate)),
+            ClientToken::is_well_formed(candidate.trim()),
+            "{candidate:?}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn openapi_json_serves_the_committed_document_and_every_operation_is_answered() {
     let harness = Harness::new().await;
@@ -280,7 +368,15 @@ async fn openapi_json_serves_the_committed_document_and_every_operation_is_answe
     let client = client();
 
     let (status, served) = contract
-        .check("get", "/openapi.json", client.get(url(&server, "/openapi.json")).send().await.unwrap())
+        .check(
+            "get",
+            "/openapi.json",
+            client
+                .get(url(&server, "/openapi.json"))
+                .send()
+                .await
+                .unwrap(),
+        )
         .await;
     assert_eq!(status, 200);
     assert_eq!(served, contract.doc);
@@ -306,11 +402,7 @@ async fn openapi_json_serves_the_committed_document_and_every_operation_is_answe
     // it does.
     for route in ROUTES {
         let concrete = route.path().replace("{job_id}", NO_JOB);
-        let response = client
-            .patch(url(&server, &concrete))
-            .send()
-            .await
-            .unwrap();
+        let response = client.patch(url(&server, &concrete)).send().await.unwrap();
         assert_eq!(response.status(), 405, "{}", route.path());
         let allow: Vec<&str> = route.methods().iter().map(|m| m.as_str()).collect();
         assert_eq!(response.headers()["allow"], allow.join(", ").as_str());
@@ -326,12 +418,20 @@ async fn operations_routes_answer_as_documented() {
     let client = client();
 
     let (status, body) = contract
-        .check("get", "/healthz", client.get(url(&server, "/healthz")).send().await.unwrap())
+        .check(
+            "get",
+            "/healthz",
+            client.get(url(&server, "/healthz")).send().await.unwrap(),
+        )
         .await;
     assert_eq!((status, body), (200, json!({"status": "ok"})));
     for path in ["/healthz", "/openapi.json"] {
         let (status, _) = contract
-            .check("head", path, client.head(url(&server, path)).send().await.unwrap())
+            .check(
+                "head",
+                path,
+                client.head(url(&server, path)).send().await.unwrap(),
+            )
             .await;
         assert_eq!(status, 200, "HEAD {path}");
     }
@@ -356,7 +456,9 @@ async fn v2(contract: &Contract, server: &ServerHandle, key: &str, form: Form) -
 /// `GET /v2/upload/jobs/{job_id}` checked against the document.
 async fn read(contract: &Contract, server: &ServerHandle, key: &str, id: &str) -> (u16, Value) {
     let response = get_job(server, key, id).await;
-    contract.check("get", "/v2/upload/jobs/{job_id}", response).await
+    contract
+        .check("get", "/v2/upload/jobs/{job_id}", response)
+        .await
 }
 
 fn form(model: &str, fields: &[(&str, &str)]) -> Form {
@@ -385,7 +487,13 @@ async fn upload_v2_and_job_reads_answer_as_documented() {
 
     // 202 queued, then read queued or running, then completed.
     harness.runner.set(|script| script.hold = true);
-    let (status, queued) = v2(&contract, &server, &key, form("inter-2", &[("include[]", "signals")])).await;
+    let (status, queued) = v2(
+        &contract,
+        &server,
+        &key,
+        form("inter-2", &[("include[]", "signals")]),
+    )
+    .await;
     assert_eq!((status, queued["status"].as_str()), (202, Some("queued")));
     let id = queued["job_id"].as_str().unwrap().to_owned();
     harness.runner.wait_started(1).await;
@@ -398,6 +506,16 @@ async fn upload_v2_and_job_reads_answer_as_documented() {
     poll_until_done(&server, &key, &id).await;
     let (status, done) = read(&contract, &server, &key, &id).await;
     assert_eq!((status, done["status"].as_str()), (200, Some("completed")));
+    let response = client()
+        .head(url(&server, &format!("/v2/upload/jobs/{id}")))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    let (status, _) = contract
+        .check("head", "/v2/upload/jobs/{job_id}", response)
+        .await;
+    assert_eq!(status, 200);
     assert!(done["result"]["signals"].is_array());
 
     // 200 with a finished job, completed or failed.
@@ -411,8 +529,17 @@ async fn upload_v2_and_job_reads_answer_as_documented() {
     harness.runner.set(|script| {
         script.run_error = Some(ServiceError::new(ErrorCode::Ih5003));
     });
-    let (status, failed) = v2(&contract, &server, &key, form("inter-2", &[("wait_seconds", "30")])).await;
-    assert_eq!((status, failed["error"]["error_id"].as_str()), (200, Some("ih5003")));
+    let (status, failed) = v2(
+        &contract,
+        &server,
+        &key,
+        form("inter-2", &[("wait_seconds", "30")]),
+    )
+    .await;
+    assert_eq!(
+        (status, failed["error"]["error_id"].as_str()),
+        (200, Some("ih5003"))
+    );
     let (_, reread) = read(&contract, &server, &key, failed["job_id"].as_str().unwrap()).await;
     assert_eq!(reread["status"], "failed");
     harness.runner.set(|script| script.run_error = None);
@@ -435,7 +562,11 @@ async fn upload_v2_and_job_reads_answer_as_documented() {
         let (got, body) = v2(&contract, &server, credential, form("inter-2", &[])).await;
         assert_eq!((got, body["error_id"].as_str()), (status, Some(code)));
         let (got, body) = read(&contract, &server, credential, &id).await;
-        let expected = if credential == upload_only { (200, None) } else { (status, Some(code)) };
+        let expected = if credential == upload_only {
+            (200, None)
+        } else {
+            (status, Some(code))
+        };
         assert_eq!((got, body["error_id"].as_str()), expected);
     }
     let (status, body) = read(&contract, &server, &key, NO_JOB).await;
@@ -455,7 +586,10 @@ async fn size_quota_and_rate_refusals_answer_as_documented() {
     let harness = Harness::new().await;
     let key = harness.key("acme", &attune_server::Scope::ALL).await;
     let server = harness
-        .start_with(|config| config.max_upload_bytes = Some(500), harness.services())
+        .start_with(
+            |config| config.max_upload_bytes = Some(500),
+            harness.services(),
+        )
         .await;
     let contract = Contract::load();
 
@@ -479,7 +613,13 @@ async fn size_quota_and_rate_refusals_answer_as_documented() {
         .await;
     // A quiet minute: the allowance of one request is whole again.
     harness.clock.advance(60);
-    let (status, body) = v2(&contract, &server, &key, Form::new().text("model", "inter-2")).await;
+    let (status, body) = v2(
+        &contract,
+        &server,
+        &key,
+        Form::new().text("model", "inter-2"),
+    )
+    .await;
     assert_eq!((status, body["error_id"].as_str()), (429, Some("ih3004")));
     assert_eq!(body["reset_time"], "2026-11-23T00:00:00.000Z");
     // The minute's allowance of one request is used up: 429 with Retry-After.
@@ -516,7 +656,10 @@ async fn upload_v1_answers_as_documented() {
     };
 
     let (status, body) = post(Form::new().media(1000)).await;
-    assert_eq!((status, body["feedback"]["type"].as_str()), (200, Some("no_feedback")));
+    assert_eq!(
+        (status, body["feedback"]["type"].as_str()),
+        (200, Some("no_feedback"))
+    );
     let (status, body) = post(
         Form::new()
             .text("include[]", "conversation_quality_overall")
@@ -524,12 +667,21 @@ async fn upload_v1_answers_as_documented() {
             .media(1000),
     )
     .await;
-    assert_eq!((status, body["feedback"]["type"].as_str()), (200, Some("feedback")));
+    assert_eq!(
+        (status, body["feedback"]["type"].as_str()),
+        (200, Some("feedback"))
+    );
 
     for (form, code) in [
         (Form::new(), "ih4001"),
-        (Form::new().text("include[]", "signals").media(1000), "ih4005"),
-        (Form::new().text("goal_dimensions[]", "charm").media(1000), "ih4005"),
+        (
+            Form::new().text("include[]", "signals").media(1000),
+            "ih4005",
+        ),
+        (
+            Form::new().text("goal_dimensions[]", "charm").media(1000),
+            "ih4005",
+        ),
     ] {
         let (status, body) = post(form).await;
         assert_eq!((status, body["error_id"].as_str()), (400, Some(code)));
@@ -559,7 +711,11 @@ async fn client_token_routes_answer_as_documented() {
             request = request.bearer_auth(credential);
         }
         let contract = &contract;
-        async move { contract.check("post", path, request.send().await.unwrap()).await }
+        async move {
+            contract
+                .check("post", path, request.send().await.unwrap())
+                .await
+        }
     };
 
     let mint_request = json!({
@@ -574,17 +730,54 @@ async fn client_token_routes_answer_as_documented() {
     assert_eq!(status, 200);
     assert_eq!(minted["max_duration_seconds"], 3600);
     // The key in the body, and an empty body.
-    let (status, _) = post("/v1/client_tokens", None, json!({"api_key": key}).to_string()).await;
+    let (status, _) = post(
+        "/v1/client_tokens",
+        None,
+        json!({"api_key": key}).to_string(),
+    )
+    .await;
     assert_eq!(status, 200);
+    let nulls = json!({"scopes": null, "expires_in": null, "allowed_origins": null});
+    let (status, _) = post("/v1/client_tokens", Some(&key), nulls.to_string()).await;
+    assert_eq!(status, 200, "null reads as absent");
+    let (status, minted_float) = post(
+        "/v1/client_tokens",
+        Some(&key),
+        r#"{"expires_in": 600.0}"#.to_owned(),
+    )
+    .await;
+    assert_eq!(
+        (status, minted_float["expires_in"].as_u64()),
+        (200, Some(600))
+    );
     let (status, minted_default) = post("/v1/client_tokens", Some(&key), String::new()).await;
-    assert_eq!((status, minted_default["scope"].as_str()), (200, Some("service.stream")));
+    assert_eq!(
+        (status, minted_default["scope"].as_str()),
+        (200, Some("service.stream"))
+    );
 
     for (credential, body, status, code) in [
-        (Some(key.as_str()), r#"{"scopes": ["service.all"]}"#.to_owned(), 400, "ih4005"),
-        (Some(key.as_str()), r#"{"expires_in": -1}"#.to_owned(), 400, "ih4006"),
+        (
+            Some(key.as_str()),
+            r#"{"scopes": ["service.all"]}"#.to_owned(),
+            400,
+            "ih4005",
+        ),
+        (
+            Some(key.as_str()),
+            r#"{"expires_in": -1}"#.to_owned(),
+            400,
+            "ih4006",
+        ),
+        (Some(key.as_str()), "[null, null]".to_owned(), 400, "ih4006"),
         (Some(key.as_str()), "x".repeat(70_000), 413, "ih4006"),
         (None, "{}".to_owned(), 401, "ih2002"),
-        (Some(stream_only.as_str()), r#"{"scopes": ["service.upload"]}"#.to_owned(), 403, "ih2003"),
+        (
+            Some(stream_only.as_str()),
+            r#"{"scopes": ["service.upload"]}"#.to_owned(),
+            403,
+            "ih2003",
+        ),
     ] {
         let (got, answer) = post("/v1/client_tokens", credential, body).await;
         assert_eq!((got, answer["error_id"].as_str()), (status, Some(code)));
@@ -635,9 +828,17 @@ async fn real_analyses_answer_as_documented() {
             form = form.text(name, value);
         }
         let (status, job) = v2(&contract, &server, &key, form.file("file", &fixture(file))).await;
-        assert_eq!((status, job["status"].as_str()), (200, Some("completed")), "{file}");
-        assert!(!job["result"]["windows"].as_array().unwrap().is_empty(), "{file}");
-        let (status, reread) = read(&contract, &server, &key, job["job_id"].as_str().unwrap()).await;
+        assert_eq!(
+            (status, job["status"].as_str()),
+            (200, Some("completed")),
+            "{file}"
+        );
+        assert!(
+            !job["result"]["windows"].as_array().unwrap().is_empty(),
+            "{file}"
+        );
+        let (status, reread) =
+            read(&contract, &server, &key, job["job_id"].as_str().unwrap()).await;
         assert_eq!((status, &reread), (200, &job), "{file}");
     }
     for (file, status, code) in [
@@ -645,15 +846,24 @@ async fn real_analyses_answer_as_documented() {
         ("short_2s.mp4", 400, "ih4007"),
         ("video_only.mp4", 422, "ih5008"),
     ] {
-        let form = Form::new().text("model", "inter-2").file("file", &fixture(file));
+        let form = Form::new()
+            .text("model", "inter-2")
+            .file("file", &fixture(file));
         let (got, body) = v2(&contract, &server, &key, form).await;
-        assert_eq!((got, body["error_id"].as_str()), (status, Some(code)), "{file}");
+        assert_eq!(
+            (got, body["error_id"].as_str()),
+            (status, Some(code)),
+            "{file}"
+        );
     }
 
     let form = Form::new()
         .text("include[]", "conversation_quality_overall")
         .text("include[]", "conversation_quality_timeline")
-        .text("conversation_context", "A sales call; I want to sound more confident.")
+        .text(
+            "conversation_context",
+            "A sales call; I want to sound more confident.",
+        )
         .file("file", &fixture("mkv_h264_vorbis.mkv"));
     let response = post_form(&server, "/v1/upload/analyze", &key, form).await;
     let (status, body) = contract.check("post", "/v1/upload/analyze", response).await;

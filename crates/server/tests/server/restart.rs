@@ -210,10 +210,7 @@ async fn a_job_running_when_the_server_is_killed_reads_failed_with_ih1004_after_
         .await
         .unwrap();
     assert_eq!(response.status(), 202);
-    let job_id = json(response).await["job_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let job_id = json(response).await["job_id"].as_str().unwrap().to_owned();
 
     let running = read_until(&serve, &key, &job_id, |job| job["status"] != "queued").await;
     assert_eq!(
@@ -229,18 +226,4 @@ async fn a_job_running_when_the_server_is_killed_reads_failed_with_ih1004_after_
     assert!(job.get("result").is_none(), "{job}");
     let message = job["error"]["message"].as_str().unwrap();
     assert!(message.contains("Resubmit"), "{message}");
-}
-
-#[tokio::test]
-#[ignore]
-async fn tmp_measure() {
-    let bytes = synthetic_speech(SPEECH_MINUTES);
-    let started = Instant::now();
-    let result = attune_core::pipeline::analyze_bytes(
-        &bytes,
-        &attune_core::pipeline::AnalysisOptions::new(attune_core::wire::Model::Inter2Audio),
-    )
-    .unwrap();
-    let signals: usize = result.windows.iter().map(|w| w.signals.len()).sum();
-    eprintln!("analysis took {:?}, {} windows, {signals} signals", started.elapsed(), result.windows.len());
 }
