@@ -1,10 +1,10 @@
 //! Container readers, one module per container, behind one trait, and content sniffing.
 
 mod avi;
-mod es;
+pub(crate) mod es;
 mod mkv;
 mod mp4;
-mod plain;
+pub(crate) mod plain;
 mod ts;
 
 use crate::audio::AudioTrack;
