@@ -36,7 +36,7 @@ DUR=$(python3 -c "import wave,sys; w=wave.open(sys.argv[1]); print(w.getnframes(
 echo "audio: $DUR s"
 for i in 1 2 3; do
     /usr/bin/time -f "attune full analysis (inter-2-audio): %e s wall, %U s user" \
-        "$ROOT/target/release/examples/analyze_file" "$WAV" inter-2-audio > /dev/null
+        "${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/analyze_file" "$WAV" inter-2-audio > /dev/null
 done
 for i in 1 2; do
 "$VENV/bin/python" - "$WAV" <<'PY'

@@ -28,7 +28,7 @@ for tool in curl wrk; do
 done
 
 cargo build --release --locked -p attune-server --bin attune
-attune=target/release/attune
+attune="${CARGO_TARGET_DIR:-target}/release/attune"
 
 work=$(mktemp -d)
 server_pid=

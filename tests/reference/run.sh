@@ -23,7 +23,7 @@ fi
 cargo build --quiet --release --locked -p attune-core --example dump_features
 mkdir -p "$OUT"
 for wav in "$FIXTURES"/*.wav; do
-    "$ROOT/target/release/examples/dump_features" "$wav" > "$OUT/$(basename "$wav" .wav).json"
+    "${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/dump_features" "$wav" > "$OUT/$(basename "$wav" .wav).json"
 done
 
 "$VENV/bin/python" "$ROOT/tests/reference/compare.py" --fixtures "$FIXTURES" --ours "$OUT"

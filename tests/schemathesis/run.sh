@@ -28,7 +28,8 @@ if ! "$VENV/bin/schemathesis" --version 2>/dev/null | grep -qF "$SCHEMATHESIS_VE
 fi
 
 cargo build --locked -p attune-server --bin attune
-attune=target/debug/attune
+# Honour CARGO_TARGET_DIR so the script finds what cargo just built.
+attune="${CARGO_TARGET_DIR:-target}/debug/attune"
 
 work=$(mktemp -d)
 server_pid=
