@@ -5,7 +5,7 @@ pub(crate) mod es;
 mod mkv;
 mod mp4;
 pub(crate) mod plain;
-mod ts;
+pub(crate) mod ts;
 
 use crate::audio::AudioTrack;
 use crate::error::MediaError;

@@ -260,7 +260,7 @@ impl TsReader {
 }
 
 /// The PMT PID of the first program in a PAT section.
-fn parse_pat(payload: &[u8]) -> Option<u16> {
+pub(crate) fn parse_pat(payload: &[u8]) -> Option<u16> {
     let section = payload.get(1 + usize::from(*payload.first()?)..)?;
     if *section.first()? != 0x00 {
         return None;
@@ -274,8 +274,9 @@ fn parse_pat(payload: &[u8]) -> Option<u16> {
     })
 }
 
-/// The elementary streams of a PMT section.
-fn parse_pmt(payload: &[u8]) -> Vec<EsStream> {
+/// The elementary streams of a PMT section: each PID with its track (the stream-type table
+/// shared by the file and live readers).
+pub(crate) fn pmt_tracks(payload: &[u8]) -> Vec<(u16, Track)> {
     let mut out = Vec::new();
     let Some(section) = payload
         .first()
@@ -313,14 +314,22 @@ fn parse_pmt(payload: &[u8]) -> Vec<EsStream> {
             }
             _ => continue,
         };
-        out.push(EsStream {
+        out.push((pid, track));
+    }
+    out
+}
+
+/// The elementary streams of a PMT section.
+fn parse_pmt(payload: &[u8]) -> Vec<EsStream> {
+    pmt_tracks(payload)
+        .into_iter()
+        .map(|(pid, track)| EsStream {
             pid,
             track,
             pes: Vec::new(),
             partial: None,
-        });
-    }
-    out
+        })
+        .collect()
 }
 
 /// Whether the descriptor loop holds a registration descriptor (tag 5) with `id`.

@@ -23,6 +23,7 @@ use super::queue::ByteQueue;
 use super::{Demuxer, Event, LiveProblem};
 use crate::audio::params::symphonia_params;
 use crate::audio::AudioCodec;
+use crate::formats::ts::{parse_pat, pmt_tracks};
 use crate::info::{Codec, Container, TrackKind, VideoFrameInfo};
 
 const TS_PACKET: usize = 188;
@@ -515,88 +516,19 @@ impl Demuxer for TsDemuxer {
     }
 }
 
-/// The PMT PID of the first program in a PAT section.
-fn parse_pat(payload: &[u8]) -> Option<u16> {
-    let section = payload.get(1 + usize::from(*payload.first()?)..)?;
-    if *section.first()? != 0x00 {
-        return None;
-    }
-    let len = (usize::from(section.get(1)? & 0x0f) << 8) | usize::from(*section.get(2)?);
-    let end = (3 + len).min(section.len()).saturating_sub(4);
-    let entries = section.get(8..end)?;
-    entries.chunks_exact(4).find_map(|e| {
-        let program = u16::from_be_bytes([e[0], e[1]]);
-        (program != 0).then(|| (u16::from(e[2] & 0x1f) << 8) | u16::from(e[3]))
-    })
-}
-
-/// The elementary streams of a PMT section, with the file path's stream-type table.
+/// The elementary streams of a PMT section, by the file path's stream-type table.
 fn parse_pmt(payload: &[u8]) -> Vec<Stream> {
-    let mut out = Vec::new();
-    let Some(section) = payload
-        .first()
-        .and_then(|&p| payload.get(1 + usize::from(p)..))
-    else {
-        return out;
-    };
-    if section.first() != Some(&0x02) || section.len() < 12 {
-        return out;
-    }
-    let len = (usize::from(section[1] & 0x0f) << 8) | usize::from(section[2]);
-    let end = (3 + len).min(section.len()).saturating_sub(4);
-    let info_len = (usize::from(section[10] & 0x0f) << 8) | usize::from(section[11]);
-    let mut at = 12 + info_len;
-    while at + 5 <= end {
-        let stream_type = section[at];
-        let pid = (u16::from(section[at + 1] & 0x1f) << 8) | u16::from(section[at + 2]);
-        let es_info_len = (usize::from(section[at + 3] & 0x0f) << 8) | usize::from(section[at + 4]);
-        let descriptors = section
-            .get(at + 5..(at + 5 + es_info_len).min(end))
-            .unwrap_or_default();
-        at += 5 + es_info_len;
-        let (kind, codec) = match stream_type {
-            0x01 | 0x02 => (TrackKind::Video, Codec::Mpeg2Video),
-            0x10 => (TrackKind::Video, Codec::Mpeg4Part2),
-            0x1b => (TrackKind::Video, Codec::H264),
-            0x24 => (TrackKind::Video, Codec::H265),
-            0x03 | 0x04 => (TrackKind::Audio, Codec::Mp2),
-            0x0f => (TrackKind::Audio, Codec::Aac),
-            0x11 => (TrackKind::Audio, Codec::Other("aac_latm".into())),
-            0x81 => (TrackKind::Audio, Codec::Other("ac3".into())),
-            0x06 if has_descriptor(descriptors, 0x05, Some(b"Opus")) => {
-                (TrackKind::Audio, Codec::Opus)
-            }
-            0x06 if has_descriptor(descriptors, 0x05, Some(b"AC-3"))
-                || has_descriptor(descriptors, 0x6a, None) =>
-            {
-                (TrackKind::Audio, Codec::Other("ac3".into()))
-            }
-            _ => continue,
-        };
-        out.push(Stream {
+    pmt_tracks(payload)
+        .into_iter()
+        .map(|(pid, track)| Stream {
             pid,
-            kind,
-            codec,
+            kind: track.kind,
+            codec: track.codec,
             partial: None,
             pts_seen: 0,
             last_pts: None,
-        });
-    }
-    out
-}
-
-/// Whether the descriptor loop holds a descriptor `tag` (whose body starts with `id`, if given).
-fn has_descriptor(mut d: &[u8], tag: u8, id: Option<&[u8; 4]>) -> bool {
-    while let [t, len, rest @ ..] = d {
-        let Some(body) = rest.get(..usize::from(*len)) else {
-            return false;
-        };
-        if *t == tag && id.is_none_or(|id| body.get(..4) == Some(&id[..])) {
-            return true;
-        }
-        d = &rest[usize::from(*len)..];
-    }
-    false
+        })
+        .collect()
 }
 
 /// A PES header at the start of a payload: (PTS, payload after the header).
