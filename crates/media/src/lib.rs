@@ -29,6 +29,9 @@ mod audio;
 mod bytes;
 mod error;
 mod formats;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod guard;
 mod info;
 pub mod live;
@@ -70,10 +73,11 @@ pub fn probe(bytes: &[u8]) -> Result<ProbeInfo, MediaError> {
 ///
 /// Channels are downmixed to their plain mean (`(L + R) / 2`). Resampling to 16 kHz is
 /// band-limited: rubato's synchronous FFT resampler (BlackmanHarris2 anti-aliasing window, chunks
-/// of about 1024 input frames in sub-chunks of about 256) for rates whose ratio to 16 kHz is
+/// of about 1024 input frames in sub-chunks of at least 256) for rates whose ratio to 16 kHz is
 /// simple, rubato's asynchronous sinc resampler (256 taps, BlackmanHarris2, cubic interpolation,
 /// 128x oversampling) for odd rates; the resampler delay is removed, leaving the output within
-/// 0.6 of a 16 kHz sample (40 us) of the input's timing. NaN or infinite samples become silence.
+/// 0.6 of a 16 kHz sample (40 us) of the input's timing. NaN or infinite samples become silence,
+/// and samples beyond 64 (36 dB over full scale: damaged float data) are clipped there.
 /// The decode stops with [`MediaError::TooLong`] beyond [`MAX_DECODE_SECONDS`].
 ///
 /// Errors: those of [`probe`]'s parsing, [`MediaError::NoAudioStream`],

@@ -2,11 +2,14 @@
 //! never panics, and what it returns stays within what the input can hold.
 //!
 //! The mutator is seeded, so a failure reproduces. `ATTUNE_MEDIA_MUTATIONS` raises the number of
-//! mutants per fixture for a longer soak (the default keeps `cargo test` short in debug builds).
+//! fully decoded mutants per fixture, and `ATTUNE_MEDIA_PARSER_MUTATIONS` the number of mutants
+//! per fixture run through every parser with a short decode, for a longer soak (the defaults keep
+//! `cargo test` short in debug builds). Inputs the cargo-fuzz targets in `fuzz/` found are kept
+//! at the end, one test each.
 
 use std::path::Path;
 
-use attune_media::{decode_audio_limited, probe, video_frames};
+use attune_media::{decode_audio_limited, encoded_video, probe, video_frames};
 
 /// xorshift64*: small, deterministic, good enough to pick bytes and offsets.
 struct Rng(u64);
@@ -132,6 +135,45 @@ fn mutated_fixtures_never_panic_and_stay_bounded() {
     }
 }
 
+fn parser_mutations() -> usize {
+    // 128 per fixture: about 5,800 mutants.
+    std::env::var("ATTUNE_MEDIA_PARSER_MUTATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(128)
+}
+
+#[test]
+fn thousands_of_mutants_go_through_every_parser() {
+    // Every container parser (probe, the frame lists, the encoded frames) sees each mutant in
+    // full; the audio decode is capped at a quarter second, enough to set up the decoder and
+    // resampler and run the demuxer's packet path, so thousands of inputs stay quick.
+    for (name, data) in fixtures() {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d ^ (name.len() as u64) << 32 ^ data.len() as u64);
+        for i in 0..parser_mutations() {
+            let m = mutate(&data, &mut rng);
+            if let Ok(info) = probe(&m) {
+                assert!(
+                    info.duration.is_finite() && info.duration > 0.0,
+                    "{name} #{i}: {info:?}"
+                );
+                assert!(info.tracks.len() <= m.len(), "{name} #{i}: tracks");
+            }
+            if let Ok(frames) = video_frames(&m) {
+                assert!(frames.len() <= m.len(), "{name} #{i}: frames");
+                assert!(frames.iter().all(|f| f.pts.is_finite()), "{name} #{i}: pts");
+            }
+            if let Ok(Some(video)) = encoded_video(&m) {
+                assert!(video.frames.len() <= m.len(), "{name} #{i}: encoded frames");
+            }
+            if let Ok(pcm) = decode_audio_limited(&m, 0.25) {
+                assert!(pcm.samples.len() <= 16_000 + 4_000, "{name} #{i}: samples");
+                assert!(pcm.samples.iter().all(|s| s.is_finite()), "{name} #{i}");
+            }
+        }
+    }
+}
+
 #[test]
 fn a_pure_cut_at_every_region_of_a_file_is_handled() {
     // Truncation is the commonest real damage (an interrupted upload): cut each fixture at 7
@@ -173,4 +215,24 @@ fn oversized_size_fields_are_refused_without_allocating_them() {
     let mut avi = b"RIFF\xff\xff\xff\xffAVI LIST\xff\xff\xff\xffhdrl".to_vec();
     avi.extend_from_slice(b"avih\xff\xff\xff\xff");
     assert_eq!(probe(&avi).unwrap_err().code_str(), "ih5002");
+}
+
+// Inputs the fuzz targets found (fuzz/README.md), minimised with `cargo fuzz tmin`.
+
+#[test]
+fn a_huge_finite_float_sample_decodes_to_finite_pcm() {
+    // Fuzz target `wav`: a WAVE_FORMAT_EXTENSIBLE 32-bit float file at 10112 Hz whose only
+    // sample is -1.7e38 (bytes 00 00 00 ff). Finite, so it passed the NaN/infinity filter, and
+    // the resampler's sums overflowed to infinity and NaN around it.
+    const INPUT: &[u8] = b"RIFF\x48\xee\x02\x00WAVEfmt \x28\x00\x00\x00\xfe\xff\x01\x00\x80\x27\
+        \x00\x00\x00\xfa\x00\x00\x04\x00\x20\x00\x16\x00\x20\x00\x04\x00\x00\x00\x03\x00\x00\x00\
+        \x00\x00\x10\x00\x80\x00\x00\xaa\x00\x38\x9b\x71fact\x04\x00\x00\x00\x80\xbb\x00\x00\
+        data\x00\xee\x02\x00\x00\x00\x00\xff";
+    let pcm = decode_audio_limited(INPUT, 20.0).expect("one float sample is decodable audio");
+    assert!(!pcm.samples.is_empty());
+    assert!(
+        pcm.samples.iter().all(|s| s.is_finite()),
+        "non-finite samples: {:?}",
+        &pcm.samples[..pcm.samples.len().min(8)]
+    );
 }

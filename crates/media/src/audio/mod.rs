@@ -13,6 +13,9 @@ pub(crate) mod opus;
 pub(crate) mod params;
 pub(crate) mod resample;
 
+use symphonia::core::audio::conv::IntoSample;
+use symphonia::core::audio::sample::Sample;
+use symphonia::core::audio::{Audio, AudioBuffer, GenericAudioBufferRef};
 use symphonia::core::codecs::audio::well_known::{
     CODEC_ID_MP1, CODEC_ID_MP2, CODEC_ID_MP3, CODEC_ID_VORBIS,
 };
@@ -228,7 +231,6 @@ fn too_long(samples: usize, max_seconds: f64) -> MediaError {
 pub(crate) enum Decoder {
     Symphonia {
         inner: Box<dyn AudioDecoder>,
-        scratch: Vec<f32>,
         /// Whether the decoder applies packet trims itself.
         self_trimming: bool,
     },
@@ -254,7 +256,6 @@ impl Decoder {
                 .map_err(|e| MediaError::unsupported(format!("{}: {e}", params.codec)))?;
                 Ok(Self::Symphonia {
                     inner,
-                    scratch: Vec::new(),
                     self_trimming,
                 })
             }
@@ -275,21 +276,15 @@ impl Decoder {
         let (rate, trimmed) = match self {
             Self::Symphonia {
                 inner,
-                scratch,
                 self_trimming,
             } => {
-                let buf = crate::guard::catch(|| {
+                let rate = crate::guard::catch(|| {
                     inner.decode(packet).map(|buf| {
-                        let spec = buf.spec();
-                        let rate = spec.rate();
-                        let channels = spec.channels().count().max(1);
-                        buf.copy_to_vec_interleaved(scratch);
-                        (rate, channels)
+                        downmix_buffer(&buf, mono);
+                        buf.spec().rate()
                     })
-                })?;
-                let (rate, channels) =
-                    buf.map_err(|e| MediaError::unreadable(None, format!("audio decode: {e}")))?;
-                downmix(scratch, channels, mono);
+                })?
+                .map_err(|e| MediaError::unreadable(None, format!("audio decode: {e}")))?;
                 (rate, *self_trimming)
             }
             Self::Opus(stream) => {
@@ -312,11 +307,62 @@ impl Decoder {
     }
 }
 
+/// Writes the mean of the channels of a decoded buffer to `mono` (replacing its contents),
+/// straight from the decoder's planes, converting each sample format to `f32` as Symphonia does.
+fn downmix_buffer(buf: &GenericAudioBufferRef<'_>, mono: &mut Vec<f32>) {
+    match buf {
+        GenericAudioBufferRef::U8(b) => downmix_planes(*b, mono),
+        GenericAudioBufferRef::U16(b) => downmix_planes(*b, mono),
+        GenericAudioBufferRef::U24(b) => downmix_planes(*b, mono),
+        GenericAudioBufferRef::U32(b) => downmix_planes(*b, mono),
+        GenericAudioBufferRef::S8(b) => downmix_planes(*b, mono),
+        GenericAudioBufferRef::S16(b) => downmix_planes(*b, mono),
+        GenericAudioBufferRef::S24(b) => downmix_planes(*b, mono),
+        GenericAudioBufferRef::S32(b) => downmix_planes(*b, mono),
+        GenericAudioBufferRef::F32(b) => downmix_planes(*b, mono),
+        GenericAudioBufferRef::F64(b) => downmix_planes(*b, mono),
+    }
+}
+
+/// [`downmix_buffer`] for one sample format: plane by plane, which vectorises, where a pass
+/// over interleaved frames of a run-time channel count does not.
+fn downmix_planes<S>(buf: &AudioBuffer<S>, mono: &mut Vec<f32>)
+where
+    S: Sample + IntoSample<f32>,
+{
+    mono.clear();
+    let mut planes = buf.iter_planes();
+    let Some(first) = planes.next() else {
+        return;
+    };
+    mono.extend(first.iter().map(|&s| s.into_sample()));
+    let mut channels = 1usize;
+    for plane in planes {
+        for (m, &s) in mono.iter_mut().zip(plane) {
+            *m += IntoSample::<f32>::into_sample(s);
+        }
+        channels += 1;
+    }
+    if channels > 1 {
+        let scale = 1.0 / channels as f32;
+        mono.iter_mut().for_each(|m| *m *= scale);
+    }
+}
+
 /// Replaces `interleaved` frames of `channels` channels by their mean, written to `mono`.
 pub(crate) fn downmix(interleaved: &[f32], channels: usize, mono: &mut Vec<f32>) {
     mono.clear();
     if channels <= 1 {
         mono.extend_from_slice(interleaved);
+        return;
+    }
+    if channels == 2 {
+        // The common case, with the frame size known to the compiler so that it vectorises.
+        mono.extend(
+            interleaved
+                .chunks_exact(2)
+                .map(|frame| (frame[0] + frame[1]) * 0.5),
+        );
         return;
     }
     let scale = 1.0 / channels as f32;
@@ -327,11 +373,20 @@ pub(crate) fn downmix(interleaved: &[f32], channels: usize, mono: &mut Vec<f32>)
     );
 }
 
-/// Replaces NaN and infinite samples (float PCM can carry them) by silence, so that one bad
-/// sample cannot poison the resampler's output around it.
+/// The largest sample magnitude handed to the resampler: 36 dB over full scale. Integer formats
+/// decode within 1 and lossy decoders overshoot it by little; only damaged float data goes
+/// further, and a finite sample near `f32::MAX` would overflow the resampler's sums to infinity.
+const MAX_SAMPLE: f32 = 64.0;
+
+/// Replaces NaN and infinite samples (float PCM can carry them) by silence and clips the rest
+/// to [`MAX_SAMPLE`], so that one bad sample cannot poison the resampler's output around it.
 fn sanitize(samples: &mut [f32]) {
-    for s in samples.iter_mut().filter(|s| !s.is_finite()) {
-        *s = 0.0;
+    for s in samples.iter_mut() {
+        *s = if s.is_finite() {
+            s.clamp(-MAX_SAMPLE, MAX_SAMPLE)
+        } else {
+            0.0
+        };
     }
 }
 
@@ -388,9 +443,9 @@ mod tests {
     }
 
     #[test]
-    fn non_finite_samples_become_silence() {
-        let mut s = [0.5, f32::NAN, f32::INFINITY, -0.25];
+    fn non_finite_samples_become_silence_and_huge_ones_are_clipped() {
+        let mut s = [0.5, f32::NAN, f32::INFINITY, -0.25, -1.7e38, 1.5];
         sanitize(&mut s);
-        assert_eq!(s, [0.5, 0.0, 0.0, -0.25]);
+        assert_eq!(s, [0.5, 0.0, 0.0, -0.25, -MAX_SAMPLE, 1.5]);
     }
 }

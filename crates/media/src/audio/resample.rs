@@ -2,9 +2,10 @@
 //!
 //! Common rates (8, 11.025, 22.05, 24, 32, 44.1, 48, 96 kHz, ...) go through rubato's synchronous
 //! [`Fft`] resampler: an FFT-domain converter with a BlackmanHarris2 anti-aliasing window, chunks
-//! of about 1024 input frames split into sub-chunks of about 256 frames (rubato's defaults for
-//! `Fft::new`). Its cut-off sits just under the 8 kHz Nyquist frequency of the output, so it is a
-//! real low-pass filter, not decimation. A rate whose ratio to 16 kHz would need an FFT block of
+//! of about 1024 input frames split into sub-chunks of at least 256 frames, a power-of-two
+//! multiple of the rate pair's minimum block (48 kHz: 384 frames; 44.1 kHz: 441). Its cut-off
+//! sits just under the 8 kHz Nyquist frequency of the output, so it is a real low-pass filter,
+//! not decimation. A rate whose ratio to 16 kHz would need an FFT block of
 //! more than [`MAX_FFT_BLOCK`] input frames (an odd rate such as 44 101 Hz) goes through rubato's
 //! asynchronous sinc resampler instead (256-tap BlackmanHarris2 windowed sinc, automatic cut-off,
 //! 128x oversampling, cubic interpolation), which handles any ratio at equal quality and more CPU.
@@ -25,6 +26,9 @@ use crate::info::Pcm;
 const MAX_FFT_BLOCK: usize = 4096;
 /// Target input chunk of each resampler call, in frames.
 const CHUNK: usize = 1024;
+/// Least input frames per FFT sub-chunk: also the length of the anti-aliasing filter, in input
+/// frames (rubato's default target).
+const SUB_CHUNK: usize = 256;
 
 /// Converts mono audio at one rate to [`Pcm::SAMPLE_RATE`], fed in pieces of any size.
 pub(crate) struct StreamResampler {
@@ -56,8 +60,22 @@ impl StreamResampler {
             let rate_in = rate as usize;
             let block = rate_in / gcd(rate_in, out_rate);
             let built: Result<Box<dyn Resampler<f32>>, _> = if block <= MAX_FFT_BLOCK {
-                Fft::<f32>::new(rate_in, out_rate, CHUNK.max(block), 1, FixedSync::Input)
-                    .map(|r| Box::new(r) as Box<dyn Resampler<f32>>)
+                // Sub-chunks of a power-of-two count of minimum blocks: the FFT lengths then
+                // factor into the small primes of the block (48 kHz: 384 in, 128 out), where
+                // rubato's own choice (`Fft::new`, 258 in for 48 kHz) can land on a length
+                // with a large prime factor (43) that rustfft handles several times slower.
+                let sub = SUB_CHUNK.div_ceil(block).next_power_of_two() * block;
+                let subs = (CHUNK / sub).max(1);
+                Fft::<f32>::new_custom(
+                    rate_in,
+                    out_rate,
+                    sub * subs,
+                    subs,
+                    1,
+                    WindowFunction::BlackmanHarris2,
+                    FixedSync::Input,
+                )
+                .map(|r| Box::new(r) as Box<dyn Resampler<f32>>)
             } else {
                 let params = SincInterpolationParameters::new(256, WindowFunction::BlackmanHarris2);
                 Async::<f32>::new_sinc(

@@ -1,9 +1,9 @@
 //! Container readers, one module per container, behind one trait, and content sniffing.
 
-mod avi;
+pub(crate) mod avi;
 pub(crate) mod es;
-mod mkv;
-mod mp4;
+pub(crate) mod mkv;
+pub(crate) mod mp4;
 pub(crate) mod plain;
 pub(crate) mod ts;
 

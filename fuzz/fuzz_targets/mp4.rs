@@ -1,0 +1,6 @@
+//! The mp4 demuxer on arbitrary bytes (see `attune_media::fuzzing::mp4`).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(init: attune_media_fuzz::init(), |data: &[u8]| {
+    attune_media::fuzzing::mp4(data);
+});

@@ -1,0 +1,6 @@
+//! The ogg demuxer on arbitrary bytes (see `attune_media::fuzzing::ogg`).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(init: attune_media_fuzz::init(), |data: &[u8]| {
+    attune_media::fuzzing::ogg(data);
+});

@@ -1,0 +1,6 @@
+//! The wav demuxer on arbitrary bytes (see `attune_media::fuzzing::wav`).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(init: attune_media_fuzz::init(), |data: &[u8]| {
+    attune_media::fuzzing::wav(data);
+});
