@@ -182,3 +182,28 @@ fn the_same_audio_in_different_containers_gives_the_same_windows() {
         "{same} of {total} agree"
     );
 }
+
+#[test]
+fn fillers_in_fluent_rate_speech_read_as_hesitation_quoting_them() {
+    // No long silences here: the "um"s and "uh"s carry the hesitation.
+    let a = analyze("speech/fillers.wav", Model::Inter2Audio);
+    let quoted = |w: &UploadJobWindow| {
+        w.signals.iter().any(|s| {
+            s.signal_type == SignalType::Hesitation
+                && s.rationale
+                    .as_deref()
+                    .is_some_and(|r| r.contains(" filled pauses ("))
+        })
+    };
+    assert!(a.windows.iter().any(quoted), "{:#?}", a.windows);
+    let baseline = analyze("speech/baseline.wav", Model::Inter2Audio);
+    assert!(
+        baseline.windows.iter().all(|w| w.signals.iter().all(|s| !s
+            .rationale
+            .as_deref()
+            .unwrap_or("")
+            .contains("filled pause"))),
+        "{:#?}",
+        baseline.windows
+    );
+}

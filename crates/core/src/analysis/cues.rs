@@ -17,6 +17,8 @@ use super::features::WindowFeatures;
 pub enum Cue {
     /// Silent pauses of 0.5 s or more inside speech.
     LongPauses,
+    /// Filled pauses ("uh", "um") in the speech.
+    FilledPauses,
     /// Few and short pauses: fluent delivery.
     Fluent,
     /// Speech rate below the speaker's baseline.
@@ -218,13 +220,30 @@ impl SpeakerBaselines {
                         a.pause_max
                     ),
                 );
-            } else if speech >= 2.0 {
+            } else if speech >= 2.0 && a.filled_pause_count == 0 {
                 push(
                     Cue::Fluent,
                     1.0 - a.pause_seconds / 0.5,
                     format!("{:.1} s of speech with no pause over 0.5 s", speech),
                 );
             }
+        }
+
+        // Filled pauses: an absolute norm too (Clark & Fox Tree 2002: "uh"
+        // and "um" announce a delay). Conversation holds a few fillers per
+        // 100 words (Bortfeld et al. 2001), under one per 5 s window at 2-3
+        // words/s: one may be habit, two in a window are clearly present.
+        if spoke && a.filled_pause_count > 0 {
+            push(
+                Cue::FilledPauses,
+                f64::from(a.filled_pause_count) / 2.0,
+                format!(
+                    "{} filled pause{} ({:.1} s)",
+                    a.filled_pause_count,
+                    if a.filled_pause_count == 1 { "" } else { "s" },
+                    a.filled_pause_seconds
+                ),
+            );
         }
 
         if let Some(rate) = a.speech_rate.filter(|_| spoke) {

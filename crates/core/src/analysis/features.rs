@@ -19,6 +19,11 @@ pub struct AudioMeasures {
     pub pause_seconds: Seconds,
     /// Longest pause, seconds.
     pub pause_max: Seconds,
+    /// Filled pauses ("uh", "um": voiced stretches of 0.2-1 s with a level
+    /// pitch and a steady spectrum) starting in the window (count).
+    pub filled_pause_count: u32,
+    /// Total seconds of those filled pauses.
+    pub filled_pause_seconds: Seconds,
     /// Syllable nuclei per second of speech (articulation rate).
     pub speech_rate: Option<f64>,
     /// Mean F0 of voiced frames, semitones re 27.5 Hz.

@@ -50,14 +50,18 @@ pub struct ModelParams {
 const T: [f64; 3] = [0.8, 1.4, 2.1];
 
 /// Audio-only signal rules shared by both models.
+///
+/// Hesitation: silent and filled pauses and a slow rate (Clark & Fox Tree
+/// 2002); any of the three can carry it. Filled pauses joined in rules-2.
 const HESITATION: SignalRule = SignalRule {
     signal: SignalType::Hesitation,
     cues: &[
         (Cue::LongPauses, 1.0),
+        (Cue::FilledPauses, 0.8),
         (Cue::SlowRate, 0.7),
         (Cue::LongLatency, 0.3),
     ],
-    requires: Some(&[Cue::LongPauses, Cue::SlowRate]),
+    requires: Some(&[Cue::LongPauses, Cue::FilledPauses, Cue::SlowRate]),
     thresholds: T,
     cap_medium: false,
 };
@@ -128,7 +132,7 @@ const AGREEMENT: SignalRule = SignalRule {
 
 /// `inter-2-audio`: the audible subset only.
 pub const INTER_2_AUDIO: ModelParams = ModelParams {
-    version: "inter-2-audio/rules-1",
+    version: "inter-2-audio/rules-2",
     signals: &[
         AGREEMENT,
         CONFIDENCE,
@@ -142,7 +146,7 @@ pub const INTER_2_AUDIO: ModelParams = ModelParams {
 
 /// `inter-2`: audio and video, all 13 signals.
 pub const INTER_2: ModelParams = ModelParams {
-    version: "inter-2/rules-1",
+    version: "inter-2/rules-2",
     signals: &[
         AGREEMENT,
         CONFIDENCE,

@@ -217,3 +217,47 @@ fn degenerate_windows_never_panic() {
         .iter()
         .all(|v| v.findings.iter().all(|f| !f.rationale.contains("NaN"))));
 }
+
+#[test]
+fn filled_pauses_read_as_hesitation_with_their_count_quoted() {
+    let mut filled = calm(10.0);
+    filled.audio.filled_pause_count = 2;
+    filled.audio.filled_pause_seconds = 0.9;
+    let verdicts = run(&INTER_2_AUDIO, &[calm(0.0), calm(5.0), filled.clone()]);
+    let f = finding(&verdicts[2], SignalType::Hesitation).expect("hesitation");
+    assert!(
+        f.rationale.starts_with("2 filled pauses (0.9 s)"),
+        "{}",
+        f.rationale
+    );
+    assert_eq!(f.channels, [Channel::Audio]);
+
+    // With silent pauses and a slow rate as well, the evidence adds up and
+    // the rationale quotes both kinds of pause.
+    let mut hesitant = filled;
+    hesitant.audio.pause_count = 3;
+    hesitant.audio.pause_seconds = 2.4;
+    hesitant.audio.pause_max = 1.2;
+    hesitant.audio.speech_rate = Some(2.6);
+    hesitant.audio.speech_seconds = 2.5;
+    let verdicts = run(&INTER_2, &[calm(0.0), calm(5.0), hesitant]);
+    let f = finding(&verdicts[2], SignalType::Hesitation).expect("hesitation");
+    assert_eq!(f.probability, Probability::High, "{f:?}");
+    for quoted in ["3 pauses over 2.4 s", "2 filled pauses (0.9 s)"] {
+        assert!(f.rationale.contains(quoted), "{}", f.rationale);
+    }
+
+    // One filler in a window is habit, not hesitation; it still keeps the
+    // window from reading as fluent.
+    let mut one = calm(10.0);
+    one.audio.filled_pause_count = 1;
+    one.audio.filled_pause_seconds = 0.4;
+    let verdicts = run(&INTER_2_AUDIO, &[calm(0.0), calm(5.0), one.clone()]);
+    assert!(finding(&verdicts[2], SignalType::Hesitation).is_none());
+    let evidence = cues::SpeakerBaselines::default().cues(&one);
+    assert!(evidence.iter().all(|e| e.cue != cues::Cue::Fluent));
+    assert!(cues::SpeakerBaselines::default()
+        .cues(&calm(0.0))
+        .iter()
+        .any(|e| e.cue == cues::Cue::Fluent));
+}

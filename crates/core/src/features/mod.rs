@@ -23,6 +23,13 @@
 //! bit, whatever the chunking. [`extract`] does a whole buffer,
 //! [`summarize`] turns frames into the statistics of a span.
 //!
+//! A live session runs for up to an hour, so the extractor need not keep
+//! everything: [`FeatureExtractor::forget_before`] lets go of frames, pulses
+//! and voiced segments no later summary can read (memory then stays at about
+//! the 10 s of context [`summarize`] looks back over plus one window), and
+//! [`FeatureExtractor::settled_s`] says how far summaries are already what
+//! they will be once the whole input is in.
+//!
 //! ```
 //! use attune_core::features::{extract, summarize, Span, FeatureExtractor};
 //!
@@ -86,7 +93,7 @@ pub use pulses::{
 };
 pub use speakers::{VoicedSegment, MIN_SEGMENT_FRAMES, NEW_VOICE_SEMITONES};
 pub use summary::{
-    summarize, Direction, Span, SpanFeatures, TerminalContour, Turn, MIN_PAUSE_S,
+    summarize, Direction, Span, SpanFeatures, TerminalContour, Turn, CONTEXT_S, MIN_PAUSE_S,
     TERMINAL_SLOPE_ST_PER_S,
 };
 pub use vad::VAD_THRESHOLD;
@@ -186,16 +193,20 @@ impl Frame {
     }
 }
 
-/// All frame-level output for an input so far.
+/// All frame-level output for an input so far, or for its recent part once
+/// older output was forgotten ([`FeatureExtractor::forget_before`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FrameFeatures {
     /// Input samples consumed.
     pub sample_count: u64,
-    /// Final frames, in order, `frames[k].index == k`.
+    /// Index of the first frame held (0 until something is forgotten).
+    #[serde(default)]
+    pub first_index: u64,
+    /// Final frames held, in order, `frames[k].index == first_index + k`.
     pub frames: Vec<Frame>,
-    /// Glottal pulse marks, in time order.
+    /// Glottal pulse marks held, in time order.
     pub pulses: Vec<Pulse>,
-    /// Voiced segments closed so far, in order, with their voice.
+    /// Voiced segments closed so far and held, in order, with their voice.
     pub voiced_segments: Vec<VoicedSegment>,
 }
 
@@ -204,12 +215,56 @@ impl FrameFeatures {
     pub fn duration_s(&self) -> f64 {
         self.sample_count as f64 / SAMPLE_RATE as f64
     }
+
+    /// One past the index of the last frame held.
+    pub fn end_index(&self) -> u64 {
+        self.first_index + self.frames.len() as u64
+    }
+
+    /// The frame with absolute index `index`, if held.
+    pub fn frame(&self, index: u64) -> Option<&Frame> {
+        let k = index.checked_sub(self.first_index)?;
+        self.frames.get(usize::try_from(k).ok()?)
+    }
+
+    /// Drops frames before absolute index `cut`, the pulses before its start
+    /// time (except the last two, which the pulse marker reads when it
+    /// continues), and the voiced segments ending by then (except the last
+    /// one with a voice, where [`summarize`] starts following turns).
+    fn drop_before(&mut self, cut: u64) {
+        let cut = cut.min(self.end_index());
+        if cut <= self.first_index {
+            return;
+        }
+        self.frames.drain(..(cut - self.first_index) as usize);
+        self.first_index = cut;
+
+        let cut_s = cut as f64 * FRAME_SECONDS;
+        let dead = self
+            .pulses
+            .partition_point(|p| p.time_s < cut_s)
+            .min(self.pulses.len().saturating_sub(2));
+        self.pulses.drain(..dead);
+
+        let segments = &mut self.voiced_segments;
+        let dead = segments.partition_point(|s| s.end_frame <= cut);
+        match segments[..dead].iter().rposition(|s| s.speaker.is_some()) {
+            Some(keep) => {
+                segments.drain(keep + 1..dead);
+                segments.drain(..keep);
+            }
+            None => {
+                segments.drain(..dead);
+            }
+        }
+    }
 }
 
 /// Incremental feature extraction: feed PCM in chunks of any size, collect
 /// frames as they become final. Work done is never repeated; memory held is
-/// the frames themselves plus about a second of samples (more only while a
-/// voiced stretch lasts, up to 10 s).
+/// the frames, pulses and voiced segments not yet forgotten
+/// ([`forget_before`](Self::forget_before)) plus about a second of samples
+/// (more only while a voiced stretch lasts, up to 10 s).
 pub struct FeatureExtractor {
     history: SampleHistory,
     /// Real input samples received.
@@ -311,13 +366,13 @@ impl FeatureExtractor {
         self.path.finish(&mut self.decided);
         self.finalize_decided();
         if let Some(start) = self.open_run.take() {
-            let end = self.features.frames.len() as u64;
+            let end = self.features.end_index();
             self.close_run(start, end);
         }
         &self.features.frames[before..]
     }
 
-    /// Everything final so far.
+    /// Everything final so far and not forgotten.
     pub fn features(&self) -> &FrameFeatures {
         &self.features
     }
@@ -327,9 +382,56 @@ impl FeatureExtractor {
         self.features
     }
 
-    /// Number of distinct voices found so far (0, 1 or 2).
+    /// Number of distinct voices found so far (0, 1 or 2). Forgetting
+    /// output does not forget the voices.
     pub fn voice_count(&self) -> usize {
         self.speakers.count()
+    }
+
+    /// Lets go of the final frames, glottal pulses and voiced segments that no
+    /// [`summarize`] of a span starting at or after `t_s` (s) reads: it keeps
+    /// the [`CONTEXT_S`] before `t_s` that pauses, phrases and turns look
+    /// back over, the last voiced segment with a voice before that (where
+    /// turn-following starts), the last two pulses (the pulse marker's own
+    /// look-back) and everything of a voiced stretch still open. Summaries of
+    /// such spans are then identical to those of an extractor that forgot
+    /// nothing; spans starting earlier see only what is held. The voices
+    /// found so far are kept. A NaN `t_s` forgets nothing.
+    pub fn forget_before(&mut self, t_s: f64) {
+        if t_s.is_nan() {
+            return;
+        }
+        let end = self.features.end_index();
+        let mut cut = summary::frame_at_or_after(t_s, 0, u64::MAX)
+            .saturating_sub(summary::CONTEXT_FRAMES as u64)
+            .min(end);
+        if let Some(start) = self.open_run {
+            // Closing the stretch reads its frames and, for the pulses, the
+            // frame before it.
+            cut = cut.min(start.saturating_sub(1));
+        }
+        self.features.drop_before(cut);
+    }
+
+    /// Time, s, before which summaries are settled: [`summarize`] of a span
+    /// ending at or before it gives now exactly what it will give once the
+    /// whole input is in (the span's frames, the pauses and phrases just
+    /// past its end, and the pulses and voice of every voiced stretch in it
+    /// are final). Infinite after [`finish`](Self::finish).
+    pub fn settled_s(&self) -> f64 {
+        if self.finished {
+            return f64::INFINITY;
+        }
+        let mut settled = self
+            .features
+            .end_index()
+            .saturating_sub(summary::LOOKAHEAD_FRAMES);
+        if let Some(start) = self.open_run {
+            // A stretch's first pulse can fall up to 1.25 periods (17 ms at
+            // the 75 Hz floor) before it.
+            settled = settled.min(start.saturating_sub(2));
+        }
+        settled as f64 * FRAME_SECONDS
     }
 
     /// Scores every VAD block that ends at or before absolute sample `upto`.
@@ -411,7 +513,6 @@ impl FeatureExtractor {
 
     /// Marks pulses and records the voiced segment for frames `start..end`.
     fn close_run(&mut self, start: u64, end: u64) {
-        let frames = &self.features.frames;
         let duration = self.total as f64 / SAMPLE_RATE as f64;
         let tleft = start as f64 * FRAME_SECONDS;
         let mut tright = end as f64 * FRAME_SECONDS;
@@ -424,7 +525,8 @@ impl FeatureExtractor {
             self.history.end()
         };
         if tright > tleft {
-            let f0_at = |t: f64| pitch_at(frames, t);
+            let (frames, first) = (&self.features.frames, self.features.first_index);
+            let f0_at = |t: f64| pitch_at(frames, first, t);
             self.pulses.process(
                 &self.history,
                 n_samples,
@@ -438,7 +540,9 @@ impl FeatureExtractor {
 
         self.scratch_f0.clear();
         let mut mfcc = [0.0f32; 4];
-        for f in &frames[start as usize..end as usize] {
+        let first = self.features.first_index;
+        let run = &self.features.frames[(start - first) as usize..(end - first) as usize];
+        for f in run {
             if let Some(st) = f.f0_semitones {
                 self.scratch_f0.push(st);
             }
@@ -464,7 +568,7 @@ impl FeatureExtractor {
 
     /// Lets go of samples and VAD scores no analysis can need again.
     fn release(&mut self) {
-        let first_open = self.open_run.unwrap_or(self.features.frames.len() as u64);
+        let first_open = self.open_run.unwrap_or(self.features.end_index());
         let keep = frame_centre(first_open.min(self.next_frame)) - LOOKBACK;
         self.history.release_before(keep);
         self.vad
@@ -480,7 +584,9 @@ fn frame_centre(k: u64) -> i64 {
 /// F0 (Hz) at time `t` by linear interpolation between frame centres, as
 /// Praat's `Pitch: Get value at time` does: undefined when the nearest frame
 /// is unvoiced, the nearest value when only the other neighbour is.
-fn pitch_at(frames: &[Frame], t: f64) -> Option<f64> {
+/// `frames` start at absolute index `first`; frames not held read as
+/// unvoiced.
+fn pitch_at(frames: &[Frame], first: u64, t: f64) -> Option<f64> {
     let real = t / FRAME_SECONDS - 0.5;
     if !real.is_finite() {
         return None;
@@ -495,13 +601,8 @@ fn pitch_at(frames: &[Frame], t: f64) -> Option<f64> {
         (left + 1, left)
     };
     let get = |i: i64| -> Option<f64> {
-        if i < 0 {
-            return None;
-        }
-        frames
-            .get(i as usize)
-            .and_then(|f| f.f0_hz())
-            .map(|v| v as f64)
+        let k = usize::try_from(i).ok()?.checked_sub(first as usize)?;
+        frames.get(k).and_then(|f| f.f0_hz()).map(|v| v as f64)
     };
     let f_near = get(near)?;
     match get(far) {

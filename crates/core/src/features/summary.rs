@@ -25,7 +25,10 @@
 //!   before a turn runs from the end of the speech holding the previous
 //!   voice's last segment to the start of the speech holding this one's
 //!   first (speech here without bridging, so short gaps count); a change
-//!   inside one stretch of speech (no silence) counts as an overlap.
+//!   inside one stretch of speech (no silence) counts as an overlap;
+//! - filled pauses ("uh", "um", "er": Clark & Fox Tree 2002): a vowel held
+//!   with a level pitch and an unchanging spectrum, the acoustic signature
+//!   Goto, Itou & Hayamizu (1999) detect them by (see [`filled_pauses`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -57,8 +60,37 @@ const TERMINAL_MIN_FRAMES: usize = 10;
 const NUCLEUS_SILENCE_DB: f32 = 25.0;
 /// de Jong & Wempe (2009): minimum dip after a peak, dB.
 const NUCLEUS_MIN_DIP_DB: f32 = 2.0;
+/// Shortest filled pause, frames (200 ms).
+const FILLED_MIN_FRAMES: usize = 20;
+/// Longest filled pause, frames (1 s): a longer held voice is singing or
+/// humming, not a hesitation.
+const FILLED_MAX_FRAMES: usize = 100;
+/// A frame is spectrally steady when the regression slope of its MFCC 1-4
+/// over +/- 2 frames (HTK's delta; Euclidean length) is at most this, MFCC
+/// units per frame. Held vowels of the speech fixtures stay under 3;
+/// transitions between sounds run at 10-40.
+const STEADY_MFCC_DELTA: f32 = 3.0;
+/// Share of a filled pause's frames that are steady: "um" is two steady
+/// sounds (vowel and nasal) with one transition; words change more.
+const FILLED_STEADY_SHARE: f32 = 0.7;
+/// Largest F0 slope of a filled pause (Theil-Sen), semitones per second:
+/// fillers are level or drift; accents and phrase-final falls move faster.
+/// Generous, like the range below, because a filler set off by commas
+/// carries the phrase's continuation rise (espeak-ng's voices rise 10-20
+/// st/s over 4.5-6.5 st on "um,"); natural fillers are flatter (Shriberg
+/// 2001).
+const FILLED_MAX_SLOPE_ST_PER_S: f32 = 20.0;
+/// Largest F0 range of a filled pause (5th to 95th percentile), semitones:
+/// rules out a rise-fall accent whose net slope is small.
+const FILLED_MAX_RANGE_ST: f32 = 8.0;
 /// Frames of context read before a span for pauses and turns (10 s).
-const CONTEXT_FRAMES: usize = 1000;
+pub(crate) const CONTEXT_FRAMES: usize = 1000;
+/// Context [`summarize`] reads before a span for pauses, phrases and turns, s.
+pub const CONTEXT_S: f64 = CONTEXT_FRAMES as f64 * FRAME_SECONDS;
+/// Frames past a span's last frame that must be final (held and followed by
+/// another) before its summary is settled: the pause look-ahead plus one
+/// frame, so the end of the frames held is not read as the end of the input.
+pub(crate) const LOOKAHEAD_FRAMES: u64 = MIN_PAUSE_FRAMES as u64 + 1;
 
 /// A time range, s, half-open: frames whose centre lies in `[start_s, end_s)`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -90,26 +122,30 @@ impl Span {
         }
     }
 
-    /// Frame index range `[first, last)` of the frames in the span.
-    fn frame_range(&self, len: usize) -> (usize, usize) {
-        let to_index = |t: f64| -> usize {
-            if !t.is_finite() || t <= 0.0 {
-                if t == f64::INFINITY {
-                    return len;
-                }
-                return 0;
-            }
-            // Frames with centre >= t: index >= t / 10 ms - 0.5.
-            let i = (t / FRAME_SECONDS - 0.5).ceil();
-            if i <= 0.0 {
-                0
-            } else {
-                (i as usize).min(len)
-            }
-        };
-        let first = to_index(self.start_s);
-        let last = to_index(self.end_s).max(first);
+    /// Absolute frame index range `[first, last)` of the frames in the
+    /// span, clamped to the frames held, `[lo, hi)`.
+    fn frame_range(&self, lo: u64, hi: u64) -> (u64, u64) {
+        let first = frame_at_or_after(self.start_s, lo, hi);
+        let last = frame_at_or_after(self.end_s, lo, hi).max(first);
         (first, last)
+    }
+}
+
+/// Index of the first frame whose centre lies at or after `t` (s), clamped
+/// to `lo..=hi`; NaN reads as the start.
+pub(crate) fn frame_at_or_after(t: f64, lo: u64, hi: u64) -> u64 {
+    if t == f64::INFINITY {
+        return hi;
+    }
+    if !t.is_finite() || t <= 0.0 {
+        return lo;
+    }
+    // Frames with centre >= t: index >= t / 10 ms - 0.5.
+    let i = (t / FRAME_SECONDS - 0.5).ceil();
+    if i <= 0.0 {
+        lo
+    } else {
+        (i as u64).clamp(lo, hi.max(lo))
     }
 }
 
@@ -212,6 +248,13 @@ pub struct SpanFeatures {
     pub pause_max_s: Option<f32>,
     /// Their total, s.
     pub pause_total_s: f32,
+    /// Filled pauses ("uh", "um") starting in the span: voiced stretches of
+    /// 0.2-1 s, at least 70 % spectrally steady (MFCC 1-4 moving at most 3
+    /// units per frame), with F0 level (Theil-Sen slope within +/- 20 st/s,
+    /// 5th-95th percentile range at most 8 st).
+    pub filled_pause_count: u32,
+    /// Their total length, s.
+    pub filled_pause_s: f32,
     /// Phrase-final contours of phrases ending in the span.
     pub terminals: Vec<TerminalContour>,
     /// How many of them rise.
@@ -364,11 +407,84 @@ fn terminal_contour(
         Direction::Level
     };
     Some(TerminalContour {
-        end_s: (last_voiced + 1) as f64 * FRAME_SECONDS,
+        end_s: (frames[last_voiced].index + 1) as f64 * FRAME_SECONDS,
         slope_st_per_s: slope,
         final_height_st: height,
         direction,
     })
+}
+
+/// Lengths (s) of the filled pauses starting among frames `first..last`.
+///
+/// The rule, after Goto, Itou & Hayamizu (1999, "A real-time filled pause
+/// detection system for spontaneous speech recognition", Eurospeech), who
+/// find fillers as stretches of small F0 transition and small spectral
+/// envelope deformation: a run of voiced frames
+///
+/// - lasting 0.2 to 1 s (a filler is held longer than an ordinary syllable,
+///   Shriberg 2001; a voice held longer is singing or humming);
+/// - at least [`FILLED_STEADY_SHARE`] of whose frames are spectrally steady:
+///   MFCC 1-4 change by at most [`STEADY_MFCC_DELTA`] per frame (the
+///   regression slope over +/- 2 frames, the run's ends repeated);
+/// - with a level F0: Theil-Sen slope within +/- [`FILLED_MAX_SLOPE_ST_PER_S`]
+///   st/s and 5th-95th percentile range under [`FILLED_MAX_RANGE_ST`] st.
+///
+/// The silent pauses that often surround fillers and their lower level are
+/// not required: fillers also come between words without a break, and a
+/// level rule would depend on the microphone. A filler run together with
+/// the words around it into one voiced stretch is not found, nor is one
+/// shorter than 0.2 s (synthetic speech says a mid-sentence "uh" in 0.1 s);
+/// a held word ("so...", a drawn-out vowel) is, which is also a hesitation
+/// (a prolongation, Clark & Fox Tree 2002). A run is counted in the span
+/// where it starts and read to its end, which is final once the span is
+/// settled ([`super::FeatureExtractor::settled_s`]).
+fn filled_pauses(frames: &[Frame], first: usize, last: usize) -> Vec<f32> {
+    let mut found = Vec::new();
+    for s in first..last {
+        if !frames[s].is_voiced() || (s > 0 && frames[s - 1].is_voiced()) {
+            continue;
+        }
+        let run = frames[s..]
+            .iter()
+            .take(FILLED_MAX_FRAMES + 1)
+            .take_while(|f| f.is_voiced())
+            .count();
+        if !(FILLED_MIN_FRAMES..=FILLED_MAX_FRAMES).contains(&run) {
+            continue;
+        }
+        let run = &frames[s..s + run];
+        let at = |j: isize| &run[j.clamp(0, run.len() as isize - 1) as usize].mfcc;
+        let steady = (0..run.len() as isize)
+            .filter(|&j| {
+                let delta2: f32 = (0..4)
+                    .map(|c| {
+                        let d = ((at(j + 1)[c] - at(j - 1)[c])
+                            + 2.0 * (at(j + 2)[c] - at(j - 2)[c]))
+                            / 10.0;
+                        d * d
+                    })
+                    .sum();
+                delta2.sqrt() <= STEADY_MFCC_DELTA
+            })
+            .count();
+        if (steady as f32) < FILLED_STEADY_SHARE * run.len() as f32 {
+            continue;
+        }
+        let points: Vec<(f64, f32)> = run
+            .iter()
+            .filter_map(|f| f.f0_semitones.map(|st| (f.time_s(), st)))
+            .collect();
+        let mut f0: Vec<f32> = points.iter().map(|p| p.1).collect();
+        let range = match (quantile(&mut f0, 0.95), quantile(&mut f0, 0.05)) {
+            (Some(a), Some(b)) => a - b,
+            _ => continue,
+        };
+        let level = theil_sen(&points).is_some_and(|v| v.abs() <= FILLED_MAX_SLOPE_ST_PER_S);
+        if level && range <= FILLED_MAX_RANGE_ST {
+            found.push((run.len() as f64 * FRAME_SECONDS) as f32);
+        }
+    }
+    found
 }
 
 /// Syllable nuclei among frames `first..last` (de Jong & Wempe 2009).
@@ -405,11 +521,17 @@ fn syllable_nuclei(
     count
 }
 
-/// Summarises the frames whose centre lies in `span`, reading up to 10 s of
-/// earlier frames for pauses and turns that began before it.
+/// Summarises the frames whose centre lies in `span`, reading up to
+/// [`CONTEXT_S`] of earlier frames for pauses and turns that began before it.
+/// Only frames held count: after [`super::FeatureExtractor::forget_before`]
+/// a span reaching back into what was forgotten sees the rest.
 pub fn summarize(features: &FrameFeatures, span: Span) -> SpanFeatures {
     let frames = &features.frames;
-    let (first, last) = span.frame_range(frames.len());
+    // Absolute frame indices are turned into positions in `frames` once
+    // here; turns, which follow voiced segments, work in absolute indices.
+    let base = features.first_index;
+    let (first_abs, last_abs) = span.frame_range(base, features.end_index());
+    let (first, last) = ((first_abs - base) as usize, (last_abs - base) as usize);
     let in_span = &frames[first..last];
     let duration = span.duration_s();
     let lo = first.saturating_sub(CONTEXT_FRAMES);
@@ -502,7 +624,13 @@ pub fn summarize(features: &FrameFeatures, span: Span) -> SpanFeatures {
         }
     }
 
-    let turns_summary = turns(features, &span, &raw_mask, lo);
+    let filled = filled_pauses(frames, first, last);
+    let turns_summary = turns(
+        features,
+        (first_abs as usize, last_abs as usize),
+        &raw_mask,
+        base as usize + lo,
+    );
 
     let pause_count = pauses.len() as u32;
     SpanFeatures {
@@ -552,6 +680,8 @@ pub fn summarize(features: &FrameFeatures, span: Span) -> SpanFeatures {
         pause_mean_s: mean(pauses.iter().copied()),
         pause_max_s: pauses.iter().copied().reduce(f32::max),
         pause_total_s: pauses.iter().sum(),
+        filled_pause_count: filled.len() as u32,
+        filled_pause_s: filled.iter().fold(0.0, |a, b| a + b),
         rising_terminals: terminals
             .iter()
             .filter(|t| t.direction == Direction::Rising)
@@ -602,9 +732,15 @@ fn speech_bounds(mask: &[bool], lo: usize, f: usize) -> (usize, usize) {
     (lo + s, lo + e)
 }
 
-fn turns(features: &FrameFeatures, span: &Span, mask: &[bool], lo: usize) -> TurnSummary {
+/// Turn-taking over the span's absolute frames `[first, last)`; `mask`
+/// (speech without bridging) covers frames from absolute index `lo`.
+fn turns(
+    features: &FrameFeatures,
+    (first, last): (usize, usize),
+    mask: &[bool],
+    lo: usize,
+) -> TurnSummary {
     let segments = &features.voiced_segments;
-    let (first, last) = span.frame_range(features.frames.len());
     let mut voiced_time = [0.0f64; 2];
     for s in segments {
         if let Some(v) = s.speaker {
@@ -713,9 +849,15 @@ mod tests {
     #[test]
     fn frame_range_takes_frames_whose_centre_is_inside() {
         let s = Span::new(0.0, 1.0);
-        assert_eq!(s.frame_range(500), (0, 100));
+        assert_eq!(s.frame_range(0, 500), (0, 100));
         let s = Span::new(0.995, 2.0);
-        assert_eq!(s.frame_range(500), (99, 200));
-        assert_eq!(Span::new(3.0, 2.0).frame_range(500), (300, 300));
+        assert_eq!(s.frame_range(0, 500), (99, 200));
+        assert_eq!(Span::new(3.0, 2.0).frame_range(0, 500), (300, 300));
+        // Frames before the first held are not there to take.
+        assert_eq!(Span::new(0.0, 2.0).frame_range(150, 500), (150, 200));
+        assert_eq!(
+            Span::new(0.0, f64::INFINITY).frame_range(150, 500),
+            (150, 500)
+        );
     }
 }

@@ -350,3 +350,228 @@ fn windows_partition_the_file() {
         .sum();
     assert_eq!(total, f.frames.len());
 }
+
+/// Every committed speech fixture, one after another (about 77 s: long
+/// enough that forgetting drops real frames, pulses and voiced segments).
+fn all_speech_fixtures() -> Vec<f32> {
+    let path = format!(
+        "{}/../../tests/fixtures/speech_16k_s16le.pcm",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let raw = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut pcm: Vec<f32> = raw
+        .chunks_exact(2)
+        .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32 / 32768.0)
+        .collect();
+    for name in [
+        "baseline.wav",
+        "two_voices.wav",
+        "hesitant.wav",
+        "rising.wav",
+        "stressed.wav",
+        "disengaged.wav",
+        "fillers.wav",
+    ] {
+        pcm.extend(fixture(name));
+    }
+    pcm
+}
+
+const WINDOW_S: f64 = 5.0;
+
+fn window(w: usize) -> Span {
+    Span::new(w as f64 * WINDOW_S, (w + 1) as f64 * WINDOW_S)
+}
+
+#[test]
+fn forgetting_before_each_window_leaves_every_window_summary_unchanged() {
+    let pcm = all_speech_fixtures();
+    let windows = (pcm.len() as f64 / SAMPLE_RATE as f64 / WINDOW_S).ceil() as usize;
+    // The never-forgetting reference, summarised after the whole input.
+    let mut keep_all = FeatureExtractor::new();
+    let mut forgetting = FeatureExtractor::new();
+    let (mut next, mut settled_early, mut forgot) = (0usize, 0usize, false);
+    let summarise_settled = |x: &mut FeatureExtractor, next: &mut usize| {
+        let mut got = Vec::new();
+        while *next < windows && window(*next).end_s <= x.settled_s() {
+            x.forget_before(window(*next).start_s);
+            got.push((*next, summarize(x.features(), window(*next))));
+            *next += 1;
+        }
+        got
+    };
+    let mut streamed = Vec::new();
+    for part in pcm.chunks(2_345) {
+        keep_all.push(part);
+        forgetting.push(part);
+        let got = summarise_settled(&mut forgetting, &mut next);
+        settled_early += got.len();
+        streamed.extend(got);
+        forgot |= forgetting.features().first_index > 0;
+        assert_eq!(forgetting.voice_count(), keep_all.voice_count());
+    }
+    keep_all.finish();
+    forgetting.finish();
+    streamed.extend(summarise_settled(&mut forgetting, &mut next));
+    assert_eq!(streamed.len(), windows);
+    assert!(forgot, "nothing was forgotten");
+    assert!(settled_early >= windows - 2, "{settled_early} of {windows}");
+    let reference = keep_all.features();
+    for (w, summary) in &streamed {
+        assert_eq!(summary, &summarize(reference, window(*w)), "window {w}");
+    }
+    // What is held is the tail of the full output.
+    let held = forgetting.features();
+    assert!(held.first_index > 0);
+    assert_eq!(
+        held.frames[..],
+        reference.frames[held.first_index as usize..]
+    );
+    assert_eq!(
+        held.frame(held.first_index + 3),
+        reference.frames.get(held.first_index as usize + 3)
+    );
+    assert_eq!(held.frame(held.first_index - 1), None);
+    assert_eq!(held.end_index(), reference.end_index());
+    assert!(held.pulses.len() < reference.pulses.len());
+    assert!(held.voiced_segments.len() < reference.voiced_segments.len());
+    assert_eq!(forgetting.voice_count(), 2);
+}
+
+#[test]
+fn a_twenty_minute_stream_that_forgets_as_it_goes_holds_bounded_output() {
+    let source = all_speech_fixtures();
+    let total = 20 * 60 * SAMPLE_RATE as usize;
+    // Context, one window, one window's advance before the next forget, and
+    // the F0 decision delay and chunk (see the loop): 25 s of frames.
+    let bound_frames = 2_500;
+    let mut x = FeatureExtractor::new();
+    let (mut next, mut fed) = (0usize, 0usize);
+    let (mut most_frames, mut most_pulses, mut most_segments) = (0usize, 0usize, 0usize);
+    let mut speech_s = 0.0;
+    // The fixtures again and again, one second at a time.
+    let mut samples = source.iter().copied().cycle().take(total);
+    let mut part = Vec::with_capacity(16_000);
+    loop {
+        part.clear();
+        part.extend(samples.by_ref().take(16_000));
+        if part.is_empty() {
+            break;
+        }
+        x.push(&part);
+        fed += part.len();
+        while window(next).end_s <= x.settled_s() {
+            x.forget_before(window(next).start_s);
+            speech_s += summarize(x.features(), window(next)).speech_s;
+            next += 1;
+        }
+        let held = x.features();
+        most_frames = most_frames.max(held.frames.len());
+        most_pulses = most_pulses.max(held.pulses.len());
+        most_segments = most_segments.max(held.voiced_segments.len());
+        assert!(
+            held.frames.capacity() <= 2 * bound_frames,
+            "after {fed} samples"
+        );
+    }
+    assert!(next >= 20 * 60 / 5 - 1, "{next} windows summarised");
+    assert!(speech_s > 10.0 * 60.0, "{speech_s} s of speech found");
+    assert!(most_frames <= bound_frames, "{most_frames} frames held");
+    // At most 25 s of voicing at the 600 Hz F0 ceiling, and 10 voiced
+    // segments a second.
+    assert!(most_pulses <= 25 * 600, "{most_pulses} pulses held");
+    assert!(most_segments <= 250, "{most_segments} voiced segments held");
+    assert_eq!(x.voice_count(), 2);
+    assert!(x.features().first_index > 19 * 60 * 100);
+}
+
+/// A harmonic tone whose F0 moves from `from_hz` by `st_per_s` semitones per
+/// second.
+fn gliding_tone(from_hz: f64, st_per_s: f64, seconds: f64, amplitude: f64) -> Vec<f32> {
+    let mut phase = [0.0f64; 6];
+    (0..(seconds * RATE) as usize)
+        .map(|i| {
+            let f0 = from_hz * (st_per_s * i as f64 / RATE / 12.0).exp2();
+            let mut v = 0.0;
+            for (h, p) in phase.iter_mut().enumerate() {
+                *p += 2.0 * std::f64::consts::PI * f0 * (h + 1) as f64 / RATE;
+                v += p.sin() / (h + 1) as f64;
+            }
+            (v * amplitude) as f32
+        })
+        .collect()
+}
+
+fn between_silences(sound: Vec<f32>) -> Vec<f32> {
+    let mut pcm = vec![0.0; 8_000];
+    pcm.extend(sound);
+    pcm.extend(vec![0.0; 8_000]);
+    pcm
+}
+
+#[test]
+fn a_held_level_tone_is_a_filled_pause_and_a_glide_or_a_long_hum_is_not() {
+    // 200 Hz: two whole periods per hop, so every frame sees the same
+    // spectrum (at other F0s a pure tone's few harmonics beat in the
+    // spectral window and its MFCC wobble like no voice's).
+    let held = whole(&extract(&between_silences(harmonic_tone(200.0, 0.4, 0.2))));
+    assert_eq!(held.filled_pause_count, 1);
+    assert!(
+        (held.filled_pause_s - 0.4).abs() < 0.05,
+        "{}",
+        held.filled_pause_s
+    );
+    // 40 st/s: an accent's speed, not a filler's drift.
+    let glide = whole(&extract(&between_silences(gliding_tone(
+        200.0, -40.0, 0.4, 0.2,
+    ))));
+    assert_eq!(glide.filled_pause_count, 0);
+    let hum = whole(&extract(&between_silences(harmonic_tone(200.0, 1.5, 0.2))));
+    assert_eq!(hum.filled_pause_count, 0);
+    let blip = whole(&extract(&between_silences(harmonic_tone(200.0, 0.12, 0.2))));
+    assert_eq!(blip.filled_pause_count, 0);
+}
+
+#[test]
+fn written_fillers_are_counted_as_filled_pauses_and_fluent_speech_has_none() {
+    let truth = truth();
+    for name in ["hesitant.wav", "fillers.wav"] {
+        let written = truth["files"][name]["filled_pauses"].as_u64().unwrap_or(0) as u32;
+        assert!(written >= 3, "{name}: truth.json lists its fillers");
+        let f = fixture_features(name);
+        let s = whole(&f);
+        // Most fillers found, at most one held word taken for one.
+        assert!(
+            s.filled_pause_count * 5 >= written * 3 && s.filled_pause_count <= written + 1,
+            "{name}: {} of {written}",
+            s.filled_pause_count
+        );
+        let n = s.filled_pause_count as f32;
+        assert!(
+            (0.2 * n..=1.0 * n).contains(&s.filled_pause_s),
+            "{name}: {} s",
+            s.filled_pause_s
+        );
+        // Each is counted once, in the window where it starts.
+        let per_window: u32 = (0..3)
+            .map(|w| summarize(&f, window(w)).filled_pause_count)
+            .sum();
+        assert_eq!(per_window, s.filled_pause_count, "{name}");
+    }
+    for name in [
+        "baseline.wav",
+        "rising.wav",
+        "stressed.wav",
+        "two_voices.wav",
+    ] {
+        let s = whole(&fixture_features(name));
+        assert_eq!(s.filled_pause_count, 0, "{name}");
+        assert_eq!(s.filled_pause_s, 0.0, "{name}");
+    }
+    let sparse = whole(&fixture_features("disengaged.wav"));
+    assert!(
+        sparse.filled_pause_count <= 1,
+        "{}",
+        sparse.filled_pause_count
+    );
+}
