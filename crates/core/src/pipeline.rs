@@ -7,7 +7,8 @@
 //! features ([`crate::features`]), cut the media into 5 s windows
 //! ([`WindowPlan::UPLOAD`]), summarise each window, and hand it to the
 //! model's [`WindowAnalyzer`]; the per-window verdicts then become the job
-//! result ([`crate::upload`]).
+//! result ([`crate::upload`]). [`analyze_bytes_with_progress`] reports these
+//! steps as they finish, for a progress bar on long files.
 
 use crate::analysis::params::ModelParams;
 use crate::analysis::{AudioMeasures, RuleAnalyzer, WindowAnalyzer, WindowFeatures};
@@ -103,12 +104,54 @@ impl FileAnalysis {
     }
 }
 
+/// How far a file analysis has come, as [`analyze_bytes_with_progress`]
+/// reports it: each stage once, in this order, then one
+/// [`Progress::Windows`] per analyzed window.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum Progress {
+    /// The media passed the model's rules; `duration` seconds of it will be
+    /// cut into `windows` windows. Decoding comes next.
+    Validated {
+        /// Length of the media, seconds.
+        duration: Seconds,
+        /// How many windows the analysis will have.
+        windows: u64,
+    },
+    /// The audio (and, for `inter-2`, the picture) is decoded; frame feature
+    /// extraction over the whole file comes next.
+    Decoded,
+    /// Frame features are extracted; the windows come next.
+    FeaturesExtracted,
+    /// `done` of `total` windows are analyzed.
+    Windows {
+        /// Windows analyzed so far.
+        done: u64,
+        /// Windows in the file.
+        total: u64,
+    },
+}
+
 /// Analyzes a whole file held in memory.
 pub fn analyze_bytes(
     bytes: &[u8],
     options: &AnalysisOptions,
 ) -> Result<FileAnalysis, ServiceError> {
+    analyze_bytes_with_progress(bytes, options, &mut |_| {})
+}
+
+/// [`analyze_bytes`], telling `progress` how far it has come (for a progress
+/// bar on long files). The result is the same as [`analyze_bytes`]'s.
+pub fn analyze_bytes_with_progress(
+    bytes: &[u8],
+    options: &AnalysisOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<FileAnalysis, ServiceError> {
     let info = validate(bytes, options)?;
+    progress(Progress::Validated {
+        duration: info.duration,
+        windows: WindowPlan::UPLOAD.window_count(info.duration),
+    });
     let pcm = attune_media::decode_audio(bytes).map_err(|e| media_error(&e))?;
     // The audio-only model never reads the picture, even when there is one.
     let video = match options.model {
@@ -117,11 +160,13 @@ pub fn analyze_bytes(
             crate::visual::visual_track(bytes).map_err(|e| media_error(&e))?
         }
     };
-    Ok(analyze_media(
+    progress(Progress::Decoded);
+    Ok(analyze_media_with_progress(
         &pcm.samples,
         video.as_ref(),
         info.duration,
         options.model,
+        progress,
     ))
 }
 
@@ -140,13 +185,26 @@ pub fn analyze_media(
     duration: Seconds,
     model: Model,
 ) -> FileAnalysis {
+    analyze_media_with_progress(samples, video, duration, model, &mut |_| {})
+}
+
+fn analyze_media_with_progress(
+    samples: &[f32],
+    video: Option<&VisualTrack>,
+    duration: Seconds,
+    model: Model,
+    progress: &mut dyn FnMut(Progress),
+) -> FileAnalysis {
     let frames = features::extract(samples);
+    progress(Progress::FeaturesExtracted);
     let params = ModelParams::for_model(model);
     let mut analyzer = RuleAnalyzer::new(params);
     let plan = WindowPlan::UPLOAD;
+    let total = plan.window_count(duration);
     let windows = plan
         .windows(duration)
-        .map(|span| {
+        .zip(1..)
+        .map(|(span, done)| {
             let summary = features::summarize(&frames, Span::new(span.start, span.end));
             let window = WindowFeatures {
                 start: span.start,
@@ -155,7 +213,9 @@ pub fn analyze_media(
                 video: video.map(|track| track.measure_window(span.start, span.end)),
             };
             let verdict = analyzer.analyze(&window);
-            upload_window(span.index, &window, verdict, model)
+            let result = upload_window(span.index, &window, verdict, model);
+            progress(Progress::Windows { done, total });
+            result
         })
         .collect();
     FileAnalysis {
@@ -214,6 +274,8 @@ pub fn audio_measures(s: &SpanFeatures) -> AudioMeasures {
         pause_count: s.pause_count,
         pause_seconds: f64::from(s.pause_total_s).max(0.0),
         pause_max: f(s.pause_max_s).unwrap_or(0.0),
+        filled_pause_count: s.filled_pause_count,
+        filled_pause_seconds: f(Some(s.filled_pause_s)).unwrap_or(0.0),
         speech_rate: f(s.articulation_rate_syl_per_s),
         // Pitch is judged against one speaker's baseline; with two voices in
         // the window the pooled mean and range describe neither speaker, so
@@ -240,5 +302,50 @@ pub fn audio_measures(s: &SpanFeatures) -> AudioMeasures {
         overlaps: s.overlap_count,
         response_latency: f(s.gap_mean_s),
         backchannels,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> Vec<u8> {
+        let path = format!("{}/../../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    #[test]
+    fn progress_walks_the_stages_then_every_window_and_changes_nothing() {
+        let bytes = fixture("segments/continuous.webm");
+        let options = AnalysisOptions::new(Model::Inter2);
+        let mut seen = Vec::new();
+        let analysis =
+            analyze_bytes_with_progress(&bytes, &options, &mut |p| seen.push(p)).unwrap();
+        let total = analysis.windows.len() as u64;
+        assert!(total >= 2);
+        let mut expected = vec![
+            Progress::Validated {
+                duration: analysis.duration,
+                windows: total,
+            },
+            Progress::Decoded,
+            Progress::FeaturesExtracted,
+        ];
+        expected.extend((1..=total).map(|done| Progress::Windows { done, total }));
+        assert_eq!(seen, expected);
+        assert_eq!(analysis, analyze_bytes(&bytes, &options).unwrap());
+    }
+
+    #[test]
+    fn a_refused_file_reports_no_progress() {
+        let mut seen = Vec::new();
+        let error = analyze_bytes_with_progress(
+            &fixture("short_2s.mp4"),
+            &AnalysisOptions::new(Model::Inter2),
+            &mut |p| seen.push(p),
+        )
+        .unwrap_err();
+        assert_eq!(error.code, ErrorCode::Ih4007);
+        assert!(seen.is_empty());
     }
 }

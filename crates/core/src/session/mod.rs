@@ -40,11 +40,14 @@ pub use setup::{SessionLimits, SessionSetup};
 use crate::error::{ErrorCode, ServiceError};
 use crate::lifecycle::signals::UpdatePolicy;
 use crate::lifecycle::{ClosedWindow, SessionLifecycle};
+use crate::live::LiveOutput;
+use crate::recommend::{DuePeriod, Period, RecommendationInput, RecommendationPacer};
 use crate::wire::{
     AnalysisGroup, AudioFormat, ClientFrame, CoverageDegraded, CoverageDropped, CoverageReason,
-    Endpoint, ErrorEvent, EventData, IncludeFlag, Model, RealtimeConfig, RecommendationFrequency,
-    Seconds, SessionClosing, SessionReady, SessionUpdated, StreamConfig, SupportedConfigOptions,
-    TextOption, TimeRange, TranscriptSegment,
+    Endpoint, ErrorEvent, EventData, IncludeFlag, Model, RealtimeConfig,
+    RealtimeRecommendationGenerated, RecommendationFrequency, Seconds, SessionClosing,
+    SessionReady, SessionUpdated, StreamConfig, SupportedConfigOptions, TextOption, TimeRange,
+    TranscriptSegment,
 };
 
 /// What the server must do, in order.
@@ -65,6 +68,9 @@ pub enum Action {
     /// The stream has ended: the pipeline analyzes what it holds and calls
     /// [`StreamSession::on_drained`] when done.
     FinishMedia,
+    /// Realtime: a recommendation is due; ask the session's recommender and hand its answer
+    /// to [`StreamSession::on_recommendation`].
+    Recommend(RecommendationRequest),
     /// Close the socket with this code; nothing follows.
     Close {
         /// WebSocket close code.
@@ -88,15 +94,39 @@ pub enum Phase {
     Closed,
 }
 
-/// The realtime-only state: config and the latest transcript.
+/// The realtime-only state: config, the latest transcript and the recommendation pacing.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RealtimeState {
     /// The active realtime config.
     pub config: RealtimeConfig,
     /// The most recent transcript.
     pub transcript: Vec<TranscriptSegment>,
-    /// Whether a transcript arrived since the last recommendation.
-    pub transcript_since_recommendation: bool,
+    /// When the next recommendation is due (the interface's three conditions and pacing).
+    pub pacer: RecommendationPacer,
+}
+
+/// What a recommender is asked for one due period: owned, so it can travel to wherever the
+/// recommender runs (an HTTP backend is awaited off the session's loop).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecommendationRequest {
+    /// The period, with its signals and engagement.
+    pub due: DuePeriod,
+    /// The realtime config in force when it became due.
+    pub config: RealtimeConfig,
+    /// The session's latest transcript.
+    pub transcript: Vec<TranscriptSegment>,
+}
+
+impl RecommendationRequest {
+    /// The recommender's input; `None` when the config has no instructions.
+    pub fn input(&self) -> Option<RecommendationInput<'_>> {
+        self.due.input(&self.config, &self.transcript)
+    }
+
+    /// The period the recommendation covers.
+    pub fn period(&self) -> Period {
+        self.due.period
+    }
 }
 
 /// One stream or realtime session.
@@ -190,9 +220,26 @@ impl StreamSession {
         &self.realtime
     }
 
-    /// Marks that a recommendation was generated (realtime pacing).
-    pub fn recommendation_sent(&mut self) {
-        self.realtime.transcript_since_recommendation = false;
+    /// The recommender answered for `period`: the `realtime_recommendation.generated` event
+    /// when it had something to say; with `None` the period is closed and the transcript still
+    /// counts as new for the next one.
+    pub fn on_recommendation(&mut self, period: Period, text: Option<String>) -> Vec<Action> {
+        if self.phase == Phase::Closed {
+            return Vec::new();
+        }
+        match text.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()) {
+            Some(text) => vec![Action::Send(EventData::RealtimeRecommendationGenerated(
+                RealtimeRecommendationGenerated {
+                    text,
+                    start: period.start,
+                    end: period.end,
+                },
+            ))],
+            None => {
+                self.realtime.pacer.declined();
+                Vec::new()
+            }
+        }
     }
 
     /// Cumulative binary bytes received.
@@ -267,8 +314,8 @@ impl StreamSession {
             }
             Ok(ClientFrame::TranscriptUpdated(update)) => {
                 self.realtime.transcript = update.transcript;
-                self.realtime.transcript_since_recommendation = true;
-                Vec::new()
+                self.realtime.pacer.transcript_arrived();
+                self.recommendation_due()
             }
         }
     }
@@ -397,6 +444,26 @@ impl StreamSession {
         self.undecoded_since = None;
     }
 
+    /// Everything one batch of the session's [`LiveAnalyzer`](crate::live::LiveAnalyzer)
+    /// produced, in the order a client should hear it: segment problems, progress, window
+    /// events, coverage, then a fatal media error.
+    pub fn on_live_output(&mut self, now: Seconds, output: LiveOutput) -> Vec<Action> {
+        let mut actions = Vec::new();
+        for problem in output.problems {
+            actions.extend(self.on_media_problem(Some(problem.segment), problem.error, false));
+        }
+        if let Some(media_end) = output.media_end {
+            self.on_media_progress(now, media_end);
+        }
+        actions.extend(self.on_windows(&output.windows));
+        actions.extend(self.on_coverage_degraded(output.degraded));
+        actions.extend(self.on_coverage_dropped(output.dropped));
+        if let Some(fatal) = output.fatal {
+            actions.extend(self.on_media_problem(None, fatal, true));
+        }
+        actions
+    }
+
     /// The pipeline closed analysis windows.
     pub fn on_windows(&mut self, windows: &[ClosedWindow]) -> Vec<Action> {
         if self.phase == Phase::Closed {
@@ -405,6 +472,9 @@ impl StreamSession {
         let mut actions = Vec::new();
         for window in windows {
             let window = self.filter_groups(window);
+            if self.setup.endpoint == Endpoint::Realtime {
+                self.realtime.pacer.observe_window(&window);
+            }
             actions.extend(
                 self.lifecycle
                     .observe_window(&window)
@@ -412,7 +482,24 @@ impl StreamSession {
                     .map(Action::Send),
             );
         }
+        actions.extend(self.recommendation_due());
         actions
+    }
+
+    /// On realtime, asks for a recommendation when one is due.
+    fn recommendation_due(&mut self) -> Vec<Action> {
+        if self.setup.endpoint != Endpoint::Realtime || self.phase == Phase::Closed {
+            return Vec::new();
+        }
+        let config = &self.realtime.config;
+        match self.realtime.pacer.take_due(config) {
+            Some(due) => vec![Action::Recommend(RecommendationRequest {
+                due,
+                config: config.clone(),
+                transcript: self.realtime.transcript.clone(),
+            })],
+            None => Vec::new(),
+        }
     }
 
     /// On realtime, keeps only the evidence of the active analysis groups.

@@ -1,6 +1,7 @@
 use super::*;
 use crate::access::{negotiate, ALL_SCOPES};
 use crate::lifecycle::signals::Detection;
+use crate::recommend::Period;
 use crate::wire::{EngagementLevel, Modality, Probability, SignalType};
 use proptest::prelude::*;
 
@@ -26,6 +27,7 @@ fn types(actions: &[Action]) -> Vec<String> {
             Action::Media { segment, .. } => format!("media:{segment}"),
             Action::SetAudioFormat(_) => "audio_format".into(),
             Action::FinishMedia => "finish".into(),
+            Action::Recommend(r) => format!("recommend:{}-{}", r.period().start, r.period().end),
             Action::Close { code, .. } => format!("close:{code}"),
         })
         .collect()
@@ -439,7 +441,7 @@ fn realtime_config_transcript_and_analysis_groups() {
     assert_eq!(types(&actions), ["session.updated"]);
     let transcript = r#"{"type":"transcript.updated","transcript":[{"start":0,"end":2,"text":"hi","speaker":0}]}"#;
     assert!(session.on_text(2.0, transcript).is_empty());
-    assert!(session.realtime().transcript_since_recommendation);
+    assert_eq!(session.realtime().transcript.len(), 1);
     let events = session.on_windows(&[window(
         0.0,
         &[
@@ -518,4 +520,69 @@ enum FrameInput {
     Binary(Vec<u8>),
     Tick(f64),
     Drained,
+}
+
+#[test]
+fn realtime_recommendations_are_due_per_frequency_with_signals_and_a_new_transcript() {
+    let mut session = open(Endpoint::Realtime);
+    session.on_text(
+        0.5,
+        r#"{"realtime_recommendation_instructions":"coach the seller","realtime_recommendation_frequency":"high"}"#,
+    );
+    let transcript = r#"{"type":"transcript.updated","transcript":[{"start":0,"end":2,"text":"hi?","speaker":0}]}"#;
+    let stress = [(SignalType::Stress, Modality::Audio)];
+    // 5 s of analyzed media: under the 10 s of `high`.
+    assert!(types(&session.on_windows(&[window(0.0, &stress)]))
+        .iter()
+        .all(|t| !t.starts_with("recommend")));
+    // A transcript alone does not make it due before the period is long enough.
+    assert!(session.on_text(6.0, transcript).is_empty());
+    let actions = session.on_windows(&[window(5.0, &stress)]);
+    let request = actions
+        .iter()
+        .find_map(|a| match a {
+            Action::Recommend(r) => Some(r.clone()),
+            _ => None,
+        })
+        .expect("due after 10 s with a signal and a transcript");
+    assert_eq!((request.period().start, request.period().end), (0.0, 10.0));
+    let input = request.input().expect("instructions are set");
+    assert_eq!(input.instructions, "coach the seller");
+    assert_eq!(input.transcript.len(), 1);
+    assert!(!input.signals.is_empty());
+    let sent = session.on_recommendation(request.period(), Some("Slow down.".into()));
+    let Action::Send(EventData::RealtimeRecommendationGenerated(r)) = &sent[0] else {
+        panic!("{sent:?}");
+    };
+    assert_eq!((r.text.as_str(), r.start, r.end), ("Slow down.", 0.0, 10.0));
+    // No transcript since: nothing due after another 10 s.
+    let quiet = session.on_windows(&[window(10.0, &stress), window(15.0, &stress)]);
+    assert!(!types(&quiet).iter().any(|t| t.starts_with("recommend")));
+    // A transcript makes it due at once (the period already holds 10 s).
+    let due = types(&session.on_text(21.0, transcript));
+    assert_eq!(due, ["recommend:10-20"]);
+    // A declined period sends nothing, and the transcript still counts for the next one.
+    assert!(session
+        .on_recommendation(
+            Period {
+                start: 10.0,
+                end: 20.0
+            },
+            None
+        )
+        .is_empty());
+    let next = types(&session.on_windows(&[window(20.0, &stress), window(25.0, &stress)]));
+    assert!(next.contains(&"recommend:20-30".to_owned()), "{next:?}");
+}
+
+#[test]
+fn streams_never_ask_for_recommendations() {
+    let mut session = open(Endpoint::StreamV2);
+    let stress = [(SignalType::Stress, Modality::Video)];
+    let actions = session.on_windows(&[
+        window(0.0, &stress),
+        window(5.0, &stress),
+        window(10.0, &stress),
+    ]);
+    assert!(!types(&actions).iter().any(|t| t.starts_with("recommend")));
 }
