@@ -10,17 +10,16 @@ use crate::auth::store_unavailable;
 use crate::body::{parse_json, read_json_body};
 use crate::http_error::{Body, HttpError};
 use crate::keys::KeyHash;
-use crate::routes::{json_response, App};
+use crate::routes::{json_response, App, Caller};
 use crate::store::NewToken;
 use crate::tokens::{new_token_id, ClientToken, MintRequest};
-use attune_core::wire::{ClientTokenRequest, ClientTokenRevokeRequest};
+use attune_core::wire::{ClientTokenRequest, ClientTokenResponse, ClientTokenRevokeRequest};
 use attune_core::{ErrorCode, ServiceError};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 
 /// Mints a token: the body is read (the key may be in it), the key
-/// authenticated and admitted, the request checked, and the key must hold
-/// every requested scope (`ih2003` naming the first it lacks).
+/// authenticated and admitted, the request checked, then [`issue`]d.
 pub(crate) async fn mint(
     app: &App,
     request: Request<Incoming>,
@@ -32,6 +31,19 @@ pub(crate) async fn mint(
         .admit_key(&parts.headers, wire.api_key.as_deref())
         .await?;
     let mint = MintRequest::from_wire(&wire)?;
+    let response = issue(app, &caller, &mint).await?;
+    Ok(json_response(StatusCode::OK, &response))
+}
+
+/// Grants `mint` to an admitted key: the key must hold every requested scope
+/// (`ih2003` naming the first it lacks), then the token is stored (only its
+/// hash) and answered. The one minting path, shared by `/v1/client_tokens`
+/// and the demo's `/demo/token`.
+pub(crate) async fn issue(
+    app: &App,
+    caller: &Caller,
+    mint: &MintRequest,
+) -> Result<ClientTokenResponse, HttpError> {
     for scope in &mint.scopes {
         if !caller.principal.has_scope(scope.as_str()) {
             return Err(HttpError::new(ServiceError::with_message(
@@ -67,7 +79,7 @@ pub(crate) async fn mint(
         expires_in = mint.expires_in,
         "client token minted"
     );
-    Ok(json_response(StatusCode::OK, &mint.response(&token)))
+    Ok(mint.response(&token))
 }
 
 /// Revokes a token of the calling key's account.

@@ -33,6 +33,9 @@ pub enum CommandError {
         /// Why.
         source: io::Error,
     },
+    /// The configuration cannot be used.
+    #[error("configuration: {0}")]
+    Config(String),
     /// Writing the command's output failed.
     #[error("cannot write output: {0}")]
     Output(#[from] io::Error),
@@ -48,6 +51,11 @@ pub fn production_runner(config: &Config) -> Arc<dyn JobRunner> {
 /// none, printed once to `out`), binds `config.bind` and serves until ctrl-c
 /// or SIGTERM.
 pub async fn serve(config: Config, out: &mut (dyn Write + Send)) -> Result<(), CommandError> {
+    // A configured recommendation backend that cannot be used is a startup error, not a
+    // silent fallback.
+    config
+        .recommendation_service()
+        .map_err(|e| CommandError::Config(e.to_string()))?;
     let store = SqliteStore::open(&config.store_path).await?;
     tracing::info!(path = %store.path().display(), "store opened");
     if let Some(created) = bootstrap_dev_key(&store).await? {

@@ -15,11 +15,26 @@
 //! | `max_media_duration_seconds` / `ATTUNE_MAX_MEDIA_DURATION_SECONDS` | `1800` |
 //! | `max_upload_bytes` / `ATTUNE_MAX_UPLOAD_BYTES` | `33554432` |
 //! | `shutdown_grace_seconds` / `ATTUNE_SHUTDOWN_GRACE_SECONDS` | `30` |
+//! | `stream_idle_timeout_seconds` / `ATTUNE_STREAM_IDLE_TIMEOUT_SECONDS` | `300` |
+//! | `stream_max_duration_seconds` / `ATTUNE_STREAM_MAX_DURATION_SECONDS` | `3600` |
+//! | `stream_drain_seconds` / `ATTUNE_STREAM_DRAIN_SECONDS` | `30` |
+//! | `stream_shutdown_notice_seconds` / `ATTUNE_STREAM_SHUTDOWN_NOTICE_SECONDS` | `300` |
+//! | `stream_analysis_threads` / `ATTUNE_STREAM_ANALYSIS_THREADS` | the number of CPUs |
+//! | `stream_time_scale` / `ATTUNE_STREAM_TIME_SCALE` | `1` |
+//! | `stream_max_lag_ms` / `ATTUNE_STREAM_MAX_LAG_MS` | `2000` |
+//! | `stream_models` / `ATTUNE_STREAM_MODELS` | `inter-2,inter-2-audio` |
+//! | `recommender.url` / `ATTUNE_RECOMMENDER_URL` | none: the embedded recommender alone |
+//! | `recommender.model` / `ATTUNE_RECOMMENDER_MODEL` | none (required with `url`) |
+//! | `recommender.api_key_env` / `ATTUNE_RECOMMENDER_API_KEY_ENV` | none |
+//! | `recommender.api_key` / `ATTUNE_RECOMMENDER_API_KEY` | none |
+//! | `recommender.timeout_ms` / `ATTUNE_RECOMMENDER_TIMEOUT_MS` | `3000` |
+//! | `demo_api_key` / `ATTUNE_DEMO_API_KEY` | none: `/demo` explains how to enable it |
 //!
 //! Other `ATTUNE_*` variables (such as `ATTUNE_LOG`) are not configuration
 //! keys and are ignored here; an unknown key in the file is an error, so a
 //! typo does not silently leave a default in place.
 
+use crate::recommend_backend::RecommenderConfig;
 use serde::Deserialize;
 use std::ffi::OsString;
 use std::net::SocketAddr;
@@ -55,6 +70,29 @@ pub struct Config {
     pub max_upload_bytes: u64,
     /// How long shutdown waits for in-flight requests before dropping them.
     pub shutdown_grace: Duration,
+    /// Idle limit of a stream session (`ih6003`), seconds; 0 disables.
+    pub stream_idle_timeout_seconds: u64,
+    /// Longest stream session (`ih6004`), seconds; 0 disables.
+    pub stream_max_duration_seconds: u64,
+    /// Longest drain after `session.close`, seconds.
+    pub stream_drain_seconds: u64,
+    /// Notice open stream sessions get at shutdown (`ih6006` warnings, then `ih6005`), seconds.
+    pub stream_shutdown_notice_seconds: u64,
+    /// Threads analyzing stream sessions, shared by all of them.
+    pub stream_analysis_threads: usize,
+    /// Session seconds per real second (1; tests raise it to run time-driven rules fast).
+    pub stream_time_scale: u32,
+    /// A stream frame that waited longer than this for analysis is decoded but not analyzed
+    /// (`coverage.dropped`), milliseconds.
+    pub stream_max_lag_ms: u64,
+    /// Models stream sessions may use (`ih1003` for the others), comma-separated in the
+    /// environment.
+    pub stream_models: Vec<String>,
+    /// The realtime recommendation backend (embedded only when no `url` is set).
+    pub recommender: RecommenderConfig,
+    /// The API key `POST /demo/token` mints the browser demo's client tokens with; `None`
+    /// disables the demo.
+    pub demo_api_key: Option<DemoApiKey>,
 }
 
 /// A configuration error, naming the file or variable at fault.
@@ -117,6 +155,53 @@ pub struct ConfigLayer {
     pub max_upload_bytes: Option<u64>,
     /// See [`Config::shutdown_grace`], in seconds.
     pub shutdown_grace_seconds: Option<u64>,
+    /// See [`Config::stream_idle_timeout_seconds`].
+    pub stream_idle_timeout_seconds: Option<u64>,
+    /// See [`Config::stream_max_duration_seconds`].
+    pub stream_max_duration_seconds: Option<u64>,
+    /// See [`Config::stream_drain_seconds`].
+    pub stream_drain_seconds: Option<u64>,
+    /// See [`Config::stream_shutdown_notice_seconds`].
+    pub stream_shutdown_notice_seconds: Option<u64>,
+    /// See [`Config::stream_analysis_threads`].
+    pub stream_analysis_threads: Option<usize>,
+    /// See [`Config::stream_time_scale`].
+    pub stream_time_scale: Option<u32>,
+    /// See [`Config::stream_max_lag_ms`].
+    pub stream_max_lag_ms: Option<u64>,
+    /// See [`Config::stream_models`].
+    pub stream_models: Option<Vec<String>>,
+    /// The `[recommender]` table: the optional realtime recommendation backend.
+    #[serde(default)]
+    pub recommender: RecommenderConfig,
+    /// See [`Config::demo_api_key`].
+    pub demo_api_key: Option<DemoApiKey>,
+}
+
+/// The demo's API key as configured (`demo_api_key`). It only ever leaves the
+/// process as a hash lookup: `Debug` prints a placeholder, so a logged
+/// configuration does not carry it.
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct DemoApiKey(String);
+
+impl DemoApiKey {
+    /// The key, for the one place that authenticates with it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for DemoApiKey {
+    fn from(key: String) -> DemoApiKey {
+        DemoApiKey(key)
+    }
+}
+
+impl std::fmt::Debug for DemoApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(crate::redact::REDACTED)
+    }
 }
 
 /// Default listening address.
@@ -189,7 +274,40 @@ impl ConfigLayer {
                 "SHUTDOWN_GRACE_SECONDS" => {
                     layer.shutdown_grace_seconds = Some(parse(&name, value)?)
                 }
-                _ => {}
+                "STREAM_IDLE_TIMEOUT_SECONDS" => {
+                    layer.stream_idle_timeout_seconds = Some(parse(&name, value)?)
+                }
+                "STREAM_MAX_DURATION_SECONDS" => {
+                    layer.stream_max_duration_seconds = Some(parse(&name, value)?)
+                }
+                "STREAM_DRAIN_SECONDS" => layer.stream_drain_seconds = Some(parse(&name, value)?),
+                "STREAM_SHUTDOWN_NOTICE_SECONDS" => {
+                    layer.stream_shutdown_notice_seconds = Some(parse(&name, value)?)
+                }
+                "STREAM_ANALYSIS_THREADS" => {
+                    layer.stream_analysis_threads = Some(parse(&name, value)?)
+                }
+                "STREAM_TIME_SCALE" => layer.stream_time_scale = Some(parse(&name, value)?),
+                "STREAM_MAX_LAG_MS" => layer.stream_max_lag_ms = Some(parse(&name, value)?),
+                "DEMO_API_KEY" => layer.demo_api_key = Some(DemoApiKey(value.to_owned())),
+                "STREAM_MODELS" => {
+                    layer.stream_models = Some(
+                        value
+                            .split(',')
+                            .map(|m| m.trim().to_owned())
+                            .filter(|m| !m.is_empty())
+                            .collect(),
+                    )
+                }
+                other => {
+                    layer
+                        .recommender
+                        .set_env(other, value)
+                        .map_err(|reason| ConfigError::Env {
+                            name: name.clone(),
+                            reason,
+                        })?;
+                }
             }
         }
         Ok(layer)
@@ -211,6 +329,24 @@ impl ConfigLayer {
                 .or(self.max_media_duration_seconds),
             max_upload_bytes: over.max_upload_bytes.or(self.max_upload_bytes),
             shutdown_grace_seconds: over.shutdown_grace_seconds.or(self.shutdown_grace_seconds),
+            stream_idle_timeout_seconds: over
+                .stream_idle_timeout_seconds
+                .or(self.stream_idle_timeout_seconds),
+            stream_max_duration_seconds: over
+                .stream_max_duration_seconds
+                .or(self.stream_max_duration_seconds),
+            stream_drain_seconds: over.stream_drain_seconds.or(self.stream_drain_seconds),
+            stream_shutdown_notice_seconds: over
+                .stream_shutdown_notice_seconds
+                .or(self.stream_shutdown_notice_seconds),
+            stream_analysis_threads: over
+                .stream_analysis_threads
+                .or(self.stream_analysis_threads),
+            stream_time_scale: over.stream_time_scale.or(self.stream_time_scale),
+            stream_max_lag_ms: over.stream_max_lag_ms.or(self.stream_max_lag_ms),
+            stream_models: over.stream_models.or(self.stream_models),
+            recommender: self.recommender.overlay(over.recommender),
+            demo_api_key: over.demo_api_key.or(self.demo_api_key),
         }
     }
 }
@@ -242,6 +378,47 @@ fn check_url(key: &str, url: &str, schemes: &[&str]) -> Result<String, ConfigErr
     }
 }
 
+/// The stream models setting, checked: each a model this server can analyze.
+fn stream_models(models: Option<Vec<String>>) -> Result<Vec<String>, ConfigError> {
+    let Some(models) = models else {
+        return Ok(attune_core::wire::Model::SERVED
+            .iter()
+            .map(ToString::to_string)
+            .collect());
+    };
+    for model in &models {
+        let served = attune_core::wire::Model::parse(model)
+            .is_some_and(|m| attune_core::wire::Model::SERVED.contains(&m));
+        if !served {
+            return Err(ConfigError::Invalid(format!(
+                "stream_models: `{model}` is not a model this server analyzes (inter-2, inter-2-audio)"
+            )));
+        }
+    }
+    Ok(models)
+}
+
+/// The demo key setting, checked: empty means unset (so an exported but empty
+/// variable disables the demo), anything else must have an API key's shape,
+/// which a client token (`att_`) or a pasted placeholder does not.
+fn demo_api_key(key: Option<DemoApiKey>) -> Result<Option<DemoApiKey>, ConfigError> {
+    let Some(DemoApiKey(key)) = key else {
+        return Ok(None);
+    };
+    let key = key.trim();
+    if key.is_empty() {
+        return Ok(None);
+    }
+    if !crate::keys::ApiKey::is_well_formed(key) {
+        return Err(ConfigError::Invalid(
+            "demo_api_key must be an API key (`atk_` and 64 hex digits, as `attune keys create` \
+             prints it)"
+                .into(),
+        ));
+    }
+    Ok(Some(DemoApiKey(key.to_owned())))
+}
+
 fn at_least_one<T: PartialOrd + From<u8>>(key: &str, value: T) -> Result<T, ConfigError> {
     if value >= T::from(1) {
         Ok(value)
@@ -254,6 +431,10 @@ impl Config {
     /// Resolves the layers: defaults for what no layer sets, then derived
     /// URLs, then checks.
     pub fn from_layer(layer: ConfigLayer) -> Result<Config, ConfigError> {
+        layer
+            .recommender
+            .validate()
+            .map_err(|e| ConfigError::Invalid(e.to_string()))?;
         let bind = match layer.bind {
             Some(bind) => bind,
             None => DEFAULT_BIND.parse().expect("the default address parses"),
@@ -312,7 +493,65 @@ impl Config {
                     .shutdown_grace_seconds
                     .unwrap_or(DEFAULT_SHUTDOWN_GRACE_SECONDS),
             ),
+            stream_idle_timeout_seconds: layer.stream_idle_timeout_seconds.unwrap_or(300),
+            stream_max_duration_seconds: layer.stream_max_duration_seconds.unwrap_or(3600),
+            stream_drain_seconds: layer.stream_drain_seconds.unwrap_or(30),
+            stream_shutdown_notice_seconds: layer.stream_shutdown_notice_seconds.unwrap_or(300),
+            stream_analysis_threads: at_least_one(
+                "stream_analysis_threads",
+                layer.stream_analysis_threads.unwrap_or_else(|| {
+                    std::thread::available_parallelism().map_or(1, NonZeroUsize::get)
+                }),
+            )?,
+            stream_time_scale: at_least_one(
+                "stream_time_scale",
+                layer.stream_time_scale.unwrap_or(1),
+            )?,
+            stream_max_lag_ms: layer.stream_max_lag_ms.unwrap_or(2000),
+            stream_models: stream_models(layer.stream_models)?,
+            recommender: layer.recommender,
+            demo_api_key: demo_api_key(layer.demo_api_key)?,
         })
+    }
+
+    /// The realtime recommender this configuration asks for, reading the backend's API key
+    /// from the process environment when `recommender.api_key_env` names a variable.
+    pub fn recommendation_service(
+        &self,
+    ) -> Result<
+        crate::recommend_backend::RecommendationService,
+        crate::recommend_backend::RecommenderConfigError,
+    > {
+        crate::recommend_backend::RecommendationService::from_config(&self.recommender, |name| {
+            std::env::var(name).ok()
+        })
+    }
+
+    /// How stream sessions run on this configuration.
+    pub fn stream_settings(&self) -> crate::streams::StreamSettings {
+        let defaults = crate::streams::StreamSettings::default();
+        let mut limits = defaults.limits.clone();
+        limits.idle_timeout_seconds = self.stream_idle_timeout_seconds;
+        limits.max_duration_seconds = self.stream_max_duration_seconds;
+        limits.max_drain_seconds = self.stream_drain_seconds;
+        crate::streams::StreamSettings {
+            limits,
+            docs_url: self.docs_url.clone(),
+            time_scale: f64::from(self.stream_time_scale),
+            shutdown_notice_seconds: self.stream_shutdown_notice_seconds as f64,
+            analysis_threads: self.stream_analysis_threads,
+            max_lag: Duration::from_millis(self.stream_max_lag_ms),
+            recommender: self.recommendation_service().unwrap_or_else(|error| {
+                tracing::error!(%error, "recommender backend unusable: the embedded recommender writes realtime recommendations");
+                crate::recommend_backend::RecommendationService::embedded()
+            }),
+            models: self
+                .stream_models
+                .iter()
+                .filter_map(|m| attune_core::wire::Model::parse(m))
+                .collect(),
+            ..defaults
+        }
     }
 
     /// Loads the configuration: defaults, then `file` if given, then the
@@ -456,5 +695,46 @@ mod tests {
         )
         .unwrap_err();
         assert!(error.to_string().contains("docs_url"), "{error}");
+    }
+
+    #[test]
+    fn the_demo_key_is_read_checked_and_never_printed() {
+        let key = crate::keys::ApiKey::generate();
+        let config = Config::load(
+            None,
+            env(&[("ATTUNE_DEMO_API_KEY", &format!(" {} ", key.expose()))]),
+            ConfigLayer::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            config.demo_api_key.as_ref().map(DemoApiKey::expose),
+            Some(key.expose())
+        );
+        assert!(!format!("{config:?}").contains(key.expose()));
+        assert_eq!(Config::default().demo_api_key, None);
+
+        let file = ConfigLayer::from_toml(&format!("demo_api_key = \"{}\"", key.expose())).unwrap();
+        let config = Config::from_layer(file).unwrap();
+        assert!(config.demo_api_key.is_some());
+
+        // An exported but empty variable leaves the demo off.
+        let config = Config::load(
+            None,
+            env(&[("ATTUNE_DEMO_API_KEY", "")]),
+            ConfigLayer::default(),
+        )
+        .unwrap();
+        assert_eq!(config.demo_api_key, None);
+        // A client token is not a key, and the error does not repeat what was given.
+        let token = crate::tokens::ClientToken::generate();
+        let error = Config::load(
+            None,
+            env(&[("ATTUNE_DEMO_API_KEY", token.expose())]),
+            ConfigLayer::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("demo_api_key"), "{error}");
+        assert!(!error.contains(token.expose()), "{error}");
     }
 }

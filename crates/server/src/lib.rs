@@ -6,6 +6,7 @@
 //! shutdown future resolves, [`commands`] holds what each subcommand does.
 #![deny(missing_docs)]
 
+pub mod analyze_cmd;
 mod analyzer_runner;
 pub mod auth;
 pub mod body;
@@ -13,17 +14,20 @@ mod client_tokens;
 pub mod clock;
 pub mod commands;
 pub mod config;
+mod demo;
 pub mod http_error;
 pub mod ids;
 pub mod jobs;
 pub mod keys;
 pub mod limits;
 pub mod logging;
+pub mod recommend_backend;
 pub mod redact;
 pub mod routes;
 pub mod server;
 pub mod services;
 pub mod store;
+pub mod streams;
 pub mod tokens;
 pub mod upload_form;
 mod uploads;

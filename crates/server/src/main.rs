@@ -1,6 +1,7 @@
 //! The `attune` command: parses arguments and hands over to the library.
 
 use anyhow::Context;
+use attune_server::analyze_cmd::{self, AnalyzeArgs, AnalyzeSettings, Outcome};
 use attune_server::commands::AccountChanges;
 use attune_server::config::{Config, ConfigLayer};
 use attune_server::{commands, logging, Scope, SqliteStore};
@@ -45,6 +46,10 @@ enum Command {
         #[command(subcommand)]
         command: AccountsCommand,
     },
+    /// Analyze a media file here, exactly as a v2 upload job would, and print
+    /// a summary or the job's `result` JSON. Exit status: 0 analyzed, 1 file
+    /// refused or unreadable, 2 usage error.
+    Analyze(AnalyzeArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -97,7 +102,7 @@ enum KeysCommand {
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli).await {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(error) => {
             // `{:#}` prints the whole cause chain on one line, without the
             // backtrace `Debug` would add.
@@ -107,7 +112,7 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn run(cli: Cli) -> anyhow::Result<()> {
+async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     logging::init()?;
     let mut overrides = ConfigLayer::default();
     match &cli.command {
@@ -115,6 +120,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Keys { store, .. } | Command::Accounts { store, .. } => {
             overrides.store_path = store.clone();
         }
+        Command::Analyze(_) => {}
     }
     let config = Config::load(cli.config.as_deref(), std::env::vars_os(), overrides)?;
 
@@ -161,6 +167,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 }
             }
         }
+        Command::Analyze(args) => {
+            let settings = AnalyzeSettings::from_config(&config);
+            let mut stderr = std::io::stderr();
+            let outcome = analyze_cmd::analyze(&args, &settings, &mut stdout.lock(), &mut stderr)?;
+            if let Outcome::Refused(_) = outcome {
+                return Ok(ExitCode::FAILURE);
+            }
+        }
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }

@@ -23,7 +23,8 @@ use crate::jobs::WorkerPool;
 use crate::limits::{check_subscription, RequestLimiter, RequestPermit};
 use crate::redact::{self, RedactedHeaders};
 use crate::services::Services;
-use crate::{client_tokens, uploads};
+use crate::streams::{self, StreamSettings, Streams};
+use crate::{client_tokens, demo, uploads};
 use attune_core::wire::Timestamp;
 use attune_core::{ErrorCode, ServiceError};
 use bytes::Bytes;
@@ -76,6 +77,10 @@ enum Endpoint {
     UploadV2,
     /// `GET /v2/upload/jobs/{job_id}`.
     Job,
+    /// `GET /demo`: the browser demo page.
+    DemoPage,
+    /// `POST /demo/token`: a client token for the demo page.
+    DemoToken,
 }
 
 /// One route: a path template and the methods it answers.
@@ -168,6 +173,16 @@ pub const ROUTES: &[Route] = &[
         methods: GET,
         endpoint: Endpoint::Job,
     },
+    Route {
+        path: "/demo",
+        methods: GET,
+        endpoint: Endpoint::DemoPage,
+    },
+    Route {
+        path: "/demo/token",
+        methods: POST,
+        endpoint: Endpoint::DemoToken,
+    },
 ];
 
 /// The route `path` belongs to, with the value of its path parameter.
@@ -201,6 +216,10 @@ pub(crate) struct App {
     pub(crate) limiter: Arc<RequestLimiter>,
     /// The analysis workers.
     pub(crate) pool: WorkerPool,
+    /// The WebSocket sessions.
+    pub(crate) streams: Arc<Streams>,
+    /// The browser demo's key and origin (see [`App::with_demo`]).
+    pub(crate) demo: demo::DemoSettings,
 }
 
 impl std::fmt::Debug for App {
@@ -218,13 +237,17 @@ impl App {
         max_upload_bytes: u64,
         services: Services,
         pool: WorkerPool,
+        streams: StreamSettings,
     ) -> App {
+        let streams = Arc::new(Streams::new(streams, Arc::clone(&services.tokens)));
         App {
             docs_url,
             max_upload_bytes,
             services,
             limiter: Arc::new(RequestLimiter::new()),
             pool,
+            streams,
+            demo: demo::DemoSettings::disabled(),
         }
     }
 
@@ -342,6 +365,9 @@ impl App {
         request: Request<Incoming>,
         correlation_id: &CorrelationId,
     ) -> Result<Response<Body>, HttpError> {
+        if let Some(endpoint) = streams::endpoint_of(request.uri().path()) {
+            return streams::handle(self, endpoint, request, correlation_id).await;
+        }
         let Some((route, param)) = resolve(request.uri().path()) else {
             return Err(not_found(request.uri()));
         };
@@ -367,6 +393,8 @@ impl App {
                 let job_id = param.unwrap_or_default().to_owned();
                 uploads::read_job(self, &caller, &job_id).await
             }
+            Endpoint::DemoPage => Ok(demo::page(self)),
+            Endpoint::DemoToken => demo::token(self, request).await,
         }
     }
 }

@@ -81,12 +81,16 @@ pub async fn run(listener: TcpListener, config: Config, services: Services, shut
         notify_shutdown,
         connections: JoinSet::new(),
         http,
-        app: Arc::new(App::new(
-            config.docs_url.clone(),
-            config.max_upload_bytes,
-            services,
-            pool.clone(),
-        )),
+        app: Arc::new(
+            App::new(
+                config.docs_url.clone(),
+                config.max_upload_bytes,
+                services,
+                pool.clone(),
+                config.stream_settings(),
+            )
+            .with_demo(&config),
+        ),
     };
     if let Ok(addr) = server.listener.local_addr() {
         tracing::info!(%addr, base_url = %config.base_url, "listening");
@@ -97,6 +101,7 @@ pub async fn run(listener: TcpListener, config: Config, services: Services, shut
         _ = shutdown => tracing::info!("shutting down: no longer accepting connections"),
     }
 
+    let app = Arc::clone(&server.app);
     let Listener {
         listener,
         notify_shutdown,
@@ -106,13 +111,12 @@ pub async fn run(listener: TcpListener, config: Config, services: Services, shut
     drop(listener);
     pool.close();
     notify_shutdown.send_replace(true);
-    let drained = tokio::time::timeout(config.shutdown_grace, async {
-        while connections.join_next().await.is_some() {}
-    })
-    .await;
-    match drained {
-        Ok(()) => tracing::info!("shutdown complete"),
-        Err(_) => {
+    let http = async {
+        let drained = tokio::time::timeout(config.shutdown_grace, async {
+            while connections.join_next().await.is_some() {}
+        })
+        .await;
+        if drained.is_err() {
             tracing::warn!(
                 remaining = connections.len(),
                 grace_seconds = config.shutdown_grace.as_secs_f64(),
@@ -120,7 +124,10 @@ pub async fn run(listener: TcpListener, config: Config, services: Services, shut
             );
             connections.shutdown().await;
         }
-    }
+    };
+    // Stream sessions get their own notice (`ih6006` warnings, then `ih6005`).
+    tokio::join!(http, app.streams.shut_down());
+    tracing::info!("shutdown complete");
 }
 
 /// Marks the jobs a previous process left unfinished as interrupted, and

@@ -127,7 +127,7 @@ impl RawUploadForm {
         Ok(Duration::from_secs(seconds))
     }
 
-    fn include(&self, route: UploadRoute) -> Result<Vec<IncludeFlag>, ServiceError> {
+    pub(crate) fn include(&self, route: UploadRoute) -> Result<Vec<IncludeFlag>, ServiceError> {
         let accepted = match route {
             UploadRoute::V1 => "`conversation_quality_overall`, `conversation_quality_timeline`",
             UploadRoute::V2 => {

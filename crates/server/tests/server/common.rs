@@ -237,6 +237,12 @@ impl Harness {
             bind: Some("127.0.0.1:0".parse().unwrap()),
             docs_url: Some(DOCS_URL.to_owned()),
             workers: Some(2),
+            // Open stream sessions would otherwise hold a test server's shutdown for the
+            // reference 5 minutes of notice.
+            stream_shutdown_notice_seconds: Some(1),
+            // Unoptimized test builds analyze slower than real time; skipping media for lag is
+            // tested on its own (streams::a_session_behind_its_stream_drops_video_and_says_so).
+            stream_max_lag_ms: Some(600_000),
             ..ConfigLayer::default()
         };
         change(&mut layer);

@@ -2,14 +2,18 @@
 
 mod analysis;
 mod common;
+mod demo;
 mod http;
 mod jobs;
 mod keys;
 mod limits;
 mod logs;
 mod openapi;
+mod realtime;
 mod restart;
 mod scopes;
 mod shutdown;
+mod streams;
 mod tokens;
 mod uploads;
+mod ws;

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Stream load: `attune serve` (release build) holding N concurrent WebSocket sessions on
+# loopback, each streaming a real recording (continuous VP9+Opus WebM, looped) at real-time
+# pace in one-second chunks; reports sessions held, chunk-to-event latency percentiles, and the
+# server's CPU and resident memory (see crates/server/examples/stream_load.rs).
+#
+# Needs: cargo. Usage: benches/stream_load.sh [N ...]   (default: 50 200 500)
+# Environment: SECONDS_PER_SESSION (default 60), RAMP (seconds to open all sessions, default 20).
+#
+# The server and the load generator share the machine's cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SECONDS_PER_SESSION=${SECONDS_PER_SESSION:-60}
+RAMP=${RAMP:-20}
+counts=("$@")
+[[ ${#counts[@]} -gt 0 ]] || counts=(50 200 500)
+
+cargo build --release --locked -p attune-server --bin attune --example stream_load
+target="${CARGO_TARGET_DIR:-target}/release"
+attune="$target/attune"
+load="$target/examples/stream_load"
+
+work=$(mktemp -d)
+server_pid=
+cleanup() {
+    if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
+        kill -KILL "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+unset $(env | grep -o '^ATTUNE_[A-Z_]*' || true)
+export ATTUNE_STORE_PATH="$work/attune.sqlite3"
+key=$("$attune" keys create --account load --scopes service.stream 2>/dev/null)
+# 500 handshakes in a few seconds would pass the default 600 requests a minute.
+"$attune" accounts set --account load --requests-per-minute 1000000000 \
+    --concurrent-requests 100000 >/dev/null
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+
+echo "== machine"
+echo "cpus: $(nproc), $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1)"
+
+for n in "${counts[@]}"; do
+    "$attune" serve --bind 127.0.0.1:0 2>"$work/server.log" >/dev/null &
+    server_pid=$!
+    addr=
+    for _ in $(seq 1 300); do
+        addr=$(sed -n 's/.*listening addr=\([^ ]*\).*/\1/p' "$work/server.log" | head -n 1)
+        [[ -n "$addr" ]] && break
+        sleep 0.1
+    done
+    [[ -n "$addr" ]] || { echo "attune serve did not start" >&2; cat "$work/server.log" >&2; exit 1; }
+    echo
+    echo "== $n sessions"
+    echo "+ stream_load --url ws://$addr --key <key> --sessions $n --seconds $SECONDS_PER_SESSION --ramp $RAMP --server-pid <pid>"
+    "$load" --url "ws://$addr" --key "$key" --sessions "$n" --seconds "$SECONDS_PER_SESSION" \
+        --ramp "$RAMP" --server-pid "$server_pid"
+    kill -KILL "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=
+done

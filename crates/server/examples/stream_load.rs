@@ -1,0 +1,323 @@
+//! Load tool for the WebSocket streams: opens N concurrent sessions against a running
+//! `attune serve`, each sending a real recording at real-time pace, and reports what a user
+//! would feel: sessions held, latency from a chunk's arrival to the events it produced, and the
+//! server's memory and CPU.
+//!
+//! Each session loops a continuous WebM (VP9 + Opus, 9 s, as a browser MediaRecorder records
+//! it) as consecutive files in one stream, cut into chunks of one second of media sent once a
+//! second (a browser's `timeslice` of 1000 ms), with both CQI include flags.
+//!
+//! Latency: from sending the chunk that completed a window to receiving the first of that
+//! window's events (`signal.*`, `engagement.updated`, `conversation_quality.updated`; one sample
+//! per window that produced events, drain events excluded). At one chunk a second the
+//! triggering chunk is the last one sent before the event, so the measure is exact while latency
+//! stays under a second (the tool counts the samples at or over a second).
+//!
+//! Usage: `cargo run --release -p attune-server --example stream_load -- --url ws://ADDR
+//! --key KEY --sessions N --seconds S [--ramp S] [--server-pid PID] [--file PATH]`.
+//! `benches/stream_load.sh` starts a server and runs this for 50, 200 and 500 sessions.
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::Value;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
+
+#[derive(Debug, Clone)]
+struct Args {
+    url: String,
+    key: String,
+    sessions: usize,
+    seconds: u64,
+    ramp: f64,
+    server_pid: Option<u32>,
+    file: String,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        url: "ws://127.0.0.1:8080".into(),
+        key: String::new(),
+        sessions: 50,
+        seconds: 60,
+        ramp: 10.0,
+        server_pid: None,
+        file: concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/segments/continuous.webm"
+        )
+        .into(),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or(format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--url" => args.url = value()?,
+            "--key" => args.key = value()?,
+            "--sessions" => args.sessions = value()?.parse().map_err(|e| format!("{e}"))?,
+            "--seconds" => args.seconds = value()?.parse().map_err(|e| format!("{e}"))?,
+            "--ramp" => args.ramp = value()?.parse().map_err(|e| format!("{e}"))?,
+            "--server-pid" => args.server_pid = Some(value()?.parse().map_err(|e| format!("{e}"))?),
+            "--file" => args.file = value()?,
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    if args.key.is_empty() {
+        return Err("--key is required".into());
+    }
+    Ok(args)
+}
+
+/// What all sessions report.
+#[derive(Default)]
+struct Stats {
+    ready: AtomicUsize,
+    held: AtomicUsize,
+    refused: AtomicUsize,
+    dropped_early: AtomicUsize,
+    events: AtomicU64,
+    errors: AtomicU64,
+    coverage_dropped: AtomicU64,
+    late: AtomicU64,
+    latencies_ms: Mutex<Vec<f64>>,
+}
+
+/// Process CPU time (user + system) in seconds and resident memory in KiB, from /proc.
+fn process_usage(pid: u32) -> Option<(f64, u64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let rss = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    // USER_HZ is 100 on Linux.
+    Some((ticks / 100.0, rss))
+}
+
+async fn session(args: Arc<Args>, media: Arc<Vec<u8>>, stats: Arc<Stats>, start_delay: Duration) {
+    tokio::time::sleep(start_delay).await;
+    let url = format!("{}/v1/stream/analyze", args.url.trim_end_matches('/'));
+    let Ok(mut request) = url.into_client_request() else {
+        return;
+    };
+    request.headers_mut().insert(
+        "authorization",
+        format!("Bearer {}", args.key)
+            .parse()
+            .expect("a valid header"),
+    );
+    let Ok((ws, _)) = tokio_tungstenite::connect_async(request).await else {
+        stats.refused.fetch_add(1, Ordering::Relaxed);
+        return;
+    };
+    let (mut tx, mut rx) = ws.split();
+    let last_sent = Arc::new(Mutex::new(None::<Instant>));
+    let reader_stats = Arc::clone(&stats);
+    let reader_last = Arc::clone(&last_sent);
+    let trace = std::env::var_os("STREAM_LOAD_TRACE").is_some();
+    let t0 = Instant::now();
+    let reader = tokio::spawn(async move {
+        let mut closed_normally = false;
+        let mut last_measured: Option<Instant> = None;
+        let mut ready = false;
+        while let Some(Ok(message)) = rx.next().await {
+            let text = match message {
+                Message::Text(text) => text,
+                Message::Close(frame) => {
+                    closed_normally = frame.is_some_and(|f| u16::from(f.code) == 1000);
+                    break;
+                }
+                _ => continue,
+            };
+            let Ok(event) = serde_json::from_str::<Value>(&text) else {
+                continue;
+            };
+            reader_stats.events.fetch_add(1, Ordering::Relaxed);
+            if trace {
+                eprintln!("{:8.3} recv {}", t0.elapsed().as_secs_f64(), event["type"]);
+            }
+            match event["type"].as_str().unwrap_or_default() {
+                "session.ready" => {
+                    ready = true;
+                    reader_stats.ready.fetch_add(1, Ordering::Relaxed);
+                }
+                "error" => {
+                    reader_stats.errors.fetch_add(1, Ordering::Relaxed);
+                }
+                "coverage.dropped" => {
+                    reader_stats
+                        .coverage_dropped
+                        .fetch_add(1, Ordering::Relaxed);
+                }
+                "signal.detected"
+                | "signal.updated"
+                | "signal.ended"
+                | "engagement.updated"
+                | "conversation_quality.updated" => {
+                    // One sample per chunk that closed a window: the first of its events.
+                    let sent = *reader_last.lock().expect("not poisoned");
+                    if let Some(sent) = sent.filter(|s| Some(*s) != last_measured) {
+                        last_measured = Some(sent);
+                        let ms = sent.elapsed().as_secs_f64() * 1000.0;
+                        if ms >= 1000.0 {
+                            reader_stats.late.fetch_add(1, Ordering::Relaxed);
+                        }
+                        reader_stats
+                            .latencies_ms
+                            .lock()
+                            .expect("not poisoned")
+                            .push(ms);
+                    }
+                }
+                _ => {}
+            }
+        }
+        (ready, closed_normally)
+    });
+
+    let config = r#"{"include":["conversation_quality_overall","conversation_quality_timeline"]}"#;
+    if tx.send(Message::text(config)).await.is_err() {
+        return;
+    }
+    // One second of media per chunk: the file's bytes spread evenly over its 9 s.
+    let media_seconds = 9.0;
+    let chunk = (media.len() as f64 / media_seconds).ceil() as usize;
+    let mut ticker = tokio::time::interval(Duration::from_secs(1));
+    let started = Instant::now();
+    'outer: while started.elapsed().as_secs() < args.seconds {
+        for piece in media.chunks(chunk) {
+            ticker.tick().await;
+            if started.elapsed().as_secs() >= args.seconds {
+                break 'outer;
+            }
+            // Stamped before sending: an event the chunk triggers may arrive before the send
+            // call returns.
+            *last_sent.lock().expect("not poisoned") = Some(Instant::now());
+            if trace {
+                eprintln!(
+                    "{:8.3} send {} bytes",
+                    t0.elapsed().as_secs_f64(),
+                    piece.len()
+                );
+            }
+            if tx.send(Message::binary(piece.to_vec())).await.is_err() {
+                break 'outer;
+            }
+        }
+    }
+    // Events of the drain are not window latencies: stop measuring.
+    *last_sent.lock().expect("not poisoned") = None;
+    let _ = tx.send(Message::text(r#"{"type":"session.close"}"#)).await;
+    match tokio::time::timeout(Duration::from_secs(60), reader).await {
+        Ok(Ok((true, true))) => {
+            stats.held.fetch_add(1, Ordering::Relaxed);
+        }
+        _ => {
+            stats.dropped_early.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args = Arc::new(parse_args()?);
+    let media = Arc::new(std::fs::read(&args.file)?);
+    let stats = Arc::new(Stats::default());
+    let before = args.server_pid.and_then(process_usage);
+    let wall = Instant::now();
+
+    // Peak RSS while the sessions run.
+    let peak_rss = Arc::new(AtomicU64::new(0));
+    let sampler = args.server_pid.map(|pid| {
+        let peak = Arc::clone(&peak_rss);
+        tokio::spawn(async move {
+            loop {
+                if let Some((_, rss)) = process_usage(pid) {
+                    peak.fetch_max(rss, Ordering::Relaxed);
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+        })
+    });
+
+    let mut tasks = Vec::with_capacity(args.sessions);
+    for i in 0..args.sessions {
+        let delay = Duration::from_secs_f64(args.ramp * i as f64 / args.sessions.max(1) as f64);
+        tasks.push(tokio::spawn(session(
+            Arc::clone(&args),
+            Arc::clone(&media),
+            Arc::clone(&stats),
+            delay,
+        )));
+    }
+    for task in tasks {
+        let _ = task.await;
+    }
+    let elapsed = wall.elapsed().as_secs_f64();
+    if let Some(sampler) = sampler {
+        sampler.abort();
+    }
+    let after = args.server_pid.and_then(process_usage);
+
+    let mut latencies = stats.latencies_ms.lock().expect("not poisoned").clone();
+    latencies.sort_by(f64::total_cmp);
+    let n = args.sessions;
+    println!(
+        "sessions          {n} ({} s each, ramp {} s)",
+        args.seconds, args.ramp
+    );
+    println!(
+        "ready / held      {} / {} (refused {}, ended early {})",
+        stats.ready.load(Ordering::Relaxed),
+        stats.held.load(Ordering::Relaxed),
+        stats.refused.load(Ordering::Relaxed),
+        stats.dropped_early.load(Ordering::Relaxed)
+    );
+    println!(
+        "events            {} ({} errors, {} coverage.dropped)",
+        stats.events.load(Ordering::Relaxed),
+        stats.errors.load(Ordering::Relaxed),
+        stats.coverage_dropped.load(Ordering::Relaxed)
+    );
+    println!(
+        "latency ms        p50 {:.1}  p99 {:.1}  max {:.1}  ({} samples, {} at or over 1 s)",
+        percentile(&latencies, 50.0),
+        percentile(&latencies, 99.0),
+        latencies.last().copied().unwrap_or(f64::NAN),
+        latencies.len(),
+        stats.late.load(Ordering::Relaxed)
+    );
+    if let (Some((cpu0, _)), Some((cpu1, _))) = (before, after) {
+        let peak = peak_rss.load(Ordering::Relaxed);
+        let base = before.map_or(0, |b| b.1);
+        println!(
+            "server CPU        {:.2} cores on average over {:.0} s",
+            (cpu1 - cpu0) / elapsed,
+            elapsed
+        );
+        println!(
+            "server RSS        peak {:.1} MiB, {:.0} KiB per session above the idle {:.1} MiB",
+            peak as f64 / 1024.0,
+            peak.saturating_sub(base) as f64 / n.max(1) as f64,
+            base as f64 / 1024.0
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,324 @@
+//! `attune analyze` as a user runs it: the built binary on committed
+//! fixtures, its output compared with the library call the server's jobs
+//! make.
+
+use attune_core::pipeline::{analyze_bytes, validate, AnalysisOptions};
+use attune_core::upload::Sections;
+use attune_core::wire::{IncludeFlag, Model, UploadJobResult};
+use attune_core::ErrorCode;
+use attune_cqi::Band;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+const DOCS_URL: &str = "https://docs.example.com";
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(name)
+}
+
+/// The binary with a known configuration: no file, the documentation base
+/// set, the rest at its defaults whatever the caller's environment says.
+fn attune(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_attune"));
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("ATTUNE_") {
+            command.env_remove(name);
+        }
+    }
+    command.env("ATTUNE_DOCS_URL", DOCS_URL).args(args);
+    command
+}
+
+fn run(args: &[&str]) -> Output {
+    attune(args).output().expect("the attune binary runs")
+}
+
+fn analyze(file: &str, extra: &[&str]) -> Output {
+    let path = fixture(file);
+    let mut args = vec!["analyze", path.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+/// What the server's job would hold as `result` for this file.
+fn library_result(file: &str, model: Model, flags: &[IncludeFlag]) -> UploadJobResult {
+    let bytes = std::fs::read(fixture(file)).unwrap();
+    analyze_bytes(&bytes, &AnalysisOptions::new(model))
+        .unwrap()
+        .job_result(Sections::from_flags(flags))
+}
+
+fn library_json(file: &str, model: Model, flags: &[IncludeFlag]) -> Value {
+    serde_json::to_value(library_result(file, model, flags)).unwrap()
+}
+
+const ALL_SECTIONS: &[IncludeFlag] = &[
+    IncludeFlag::ConversationQualityOverall,
+    IncludeFlag::ConversationQualityTimeline,
+    IncludeFlag::Signals,
+];
+
+fn json_of(output: &Output) -> Value {
+    assert!(
+        output.status.success(),
+        "{:?}: {}",
+        output.status,
+        stderr(output)
+    );
+    serde_json::from_str(&stdout(output)).expect("stdout is one JSON document")
+}
+
+#[test]
+fn json_is_the_job_result_of_the_library_for_video_and_audio_files() {
+    let video = analyze("mp4_h264_aac.mp4", &["--json", "--model", "inter-2"]);
+    assert_eq!(
+        json_of(&video),
+        library_json("mp4_h264_aac.mp4", Model::Inter2, ALL_SECTIONS)
+    );
+    assert!(stderr(&video).is_empty(), "{}", stderr(&video));
+
+    let long = analyze("segments/continuous.webm", &["--json"]);
+    let long_json = json_of(&long);
+    assert_eq!(
+        long_json,
+        library_json("segments/continuous.webm", Model::Inter2, ALL_SECTIONS)
+    );
+    assert!(long_json["windows"].as_array().unwrap().len() >= 2);
+
+    let audio = analyze(
+        "speech/two_voices.wav",
+        &["--model", "inter-2-audio", "--json"],
+    );
+    let audio_json = json_of(&audio);
+    assert_eq!(
+        audio_json,
+        library_json("speech/two_voices.wav", Model::Inter2Audio, ALL_SECTIONS)
+    );
+    assert!(audio_json["conversation_quality"]["overall"]["quality_index"].is_number());
+    assert!(audio_json["signals"].is_array());
+}
+
+#[test]
+fn include_narrows_the_result_as_the_upload_form_does() {
+    let only_signals = analyze(
+        "speech/hesitant.wav",
+        &["--model=inter-2-audio", "--include", "signals", "--json"],
+    );
+    let json = json_of(&only_signals);
+    assert_eq!(
+        json,
+        library_json(
+            "speech/hesitant.wav",
+            Model::Inter2Audio,
+            &[IncludeFlag::Signals]
+        )
+    );
+    assert!(json.get("conversation_quality").is_none());
+
+    let timeline = analyze(
+        "speech/hesitant.wav",
+        &[
+            "--model=inter-2-audio",
+            "--include=conversation_quality_timeline",
+            "--json",
+        ],
+    );
+    let json = json_of(&timeline);
+    assert!(json["conversation_quality"].get("overall").is_none());
+    assert!(json["conversation_quality"]["timeline"].is_array());
+    assert!(json.get("signals").is_none());
+
+    let none = analyze(
+        "speech/hesitant.wav",
+        &["--model=inter-2-audio", "--include=", "--json"],
+    );
+    assert_eq!(
+        json_of(&none),
+        library_json("speech/hesitant.wav", Model::Inter2Audio, &[])
+    );
+}
+
+/// The `ErrorResponse` the server would answer for `file` under `model`.
+fn server_refusal(file: &str, model: Model) -> (ErrorCode, Value) {
+    let bytes = std::fs::read(fixture(file)).unwrap();
+    let error = validate(&bytes, &AnalysisOptions::new(model)).unwrap_err();
+    let body = serde_json::to_value(error.to_response("cid", DOCS_URL)).unwrap();
+    (error.code, body)
+}
+
+#[test]
+fn a_refused_file_prints_the_servers_error_response_and_fails() {
+    for (file, model, code) in [
+        ("short_2s.mp4", "inter-2", "ih4007"),
+        ("short_2s.wav", "inter-2-audio", "ih4007"),
+        ("wav_pcm_s16le.wav", "inter-2", "ih4002"),
+        ("video_only.mp4", "inter-2", "ih5008"),
+        ("audio_only_for_inter2.mp4", "inter-2", "ih5001"),
+        ("random.bin", "inter-2-audio", "ih5002"),
+    ] {
+        let output = analyze(file, &["--json", "--model", model]);
+        assert_eq!(output.status.code(), Some(1), "{file}");
+        let mut body: Value = serde_json::from_str(&stdout(&output)).unwrap();
+        assert_eq!(body["error_id"], code, "{file}");
+        let correlation_id = body["correlation_id"].as_str().unwrap().to_owned();
+        assert!(!correlation_id.is_empty());
+        body["correlation_id"] = "cid".into();
+        let (_, expected) = server_refusal(file, Model::parse(model).unwrap());
+        assert_eq!(body, expected, "{file}");
+        assert!(body["link"].as_str().unwrap().starts_with(DOCS_URL));
+    }
+}
+
+#[test]
+fn a_refused_file_without_json_is_one_line_on_stderr() {
+    let output = analyze("short_2s.mp4", &[]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    let err = stderr(&output);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let (code, body) = server_refusal("short_2s.mp4", Model::Inter2);
+    assert!(err.contains(code.as_str()), "{err}");
+    assert!(err.contains(body["message"].as_str().unwrap()), "{err}");
+}
+
+#[test]
+fn the_configured_duration_limit_applies_as_on_the_server() {
+    let output = attune(&[
+        "analyze",
+        fixture("mp4_h264_aac.mp4").to_str().unwrap(),
+        "--json",
+    ])
+    .env("ATTUNE_MAX_MEDIA_DURATION_SECONDS", "4")
+    .output()
+    .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let body: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(body["error_id"], "ih4004");
+}
+
+#[test]
+fn the_summary_shows_the_timeline_signals_and_the_cqi_band() {
+    let file = "speech/two_voices.wav";
+    let output = analyze(file, &["--model", "inter-2-audio"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        output.stderr.is_empty(),
+        "no progress bar off a terminal: {}",
+        stderr(&output)
+    );
+    let text = stdout(&output);
+    let expected = library_result(file, Model::Inter2Audio, ALL_SECTIONS);
+
+    assert!(text.contains("two_voices.wav"), "{text}");
+    assert!(text.contains("inter-2-audio"), "{text}");
+    let timeline: Vec<&str> = text
+        .lines()
+        .skip_while(|line| *line != "Timeline")
+        .skip(1)
+        .take_while(|line| !line.is_empty())
+        .collect();
+    let states: Vec<&str> = timeline
+        .iter()
+        .filter(|line| !line.starts_with("      "))
+        .filter_map(|line| line.split_whitespace().nth(1))
+        .collect();
+    let expected_states: Vec<&str> = expected
+        .windows
+        .iter()
+        .map(|w| w.engagement_status.as_str())
+        .collect();
+    assert_eq!(states, expected_states, "{text}");
+    for signal in expected.windows.iter().flat_map(|w| &w.signals) {
+        assert!(text.contains(signal.signal_type.as_str()), "{text}");
+        assert!(
+            text.contains(signal.rationale.as_deref().unwrap()),
+            "{text}"
+        );
+    }
+
+    let overall = expected
+        .conversation_quality
+        .as_ref()
+        .and_then(|q| q.overall)
+        .unwrap();
+    let index_line = text
+        .lines()
+        .find(|line| line.trim_start().starts_with("quality index"))
+        .unwrap_or_else(|| panic!("no quality index line: {text}"));
+    assert!(
+        index_line.ends_with(Band::of(overall.quality_index).label()),
+        "{index_line}"
+    );
+    assert!(
+        index_line.contains(&format!("{:.1}", overall.quality_index)),
+        "{index_line}"
+    );
+    for dimension in attune_core::wire::Dimension::ALL {
+        let line = text
+            .lines()
+            .find(|line| line.trim_start().starts_with(dimension.as_str()))
+            .unwrap_or_else(|| panic!("no {dimension} line: {text}"));
+        assert!(
+            line.ends_with(Band::of(overall.get(*dimension)).label()),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn the_summary_leaves_out_sections_not_asked_for() {
+    let output = analyze(
+        "speech/two_voices.wav",
+        &["--model", "inter-2-audio", "--include", "signals"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("Signals over the file"), "{text}");
+    assert!(!text.contains("quality index"), "{text}");
+}
+
+#[test]
+fn bad_arguments_are_usage_errors() {
+    let file = fixture("mp4_h264_aac.mp4");
+    let file = file.to_str().unwrap();
+    for args in [
+        vec!["analyze", file, "--model", "inter-3"],
+        vec!["analyze", file, "--model", "inter-2-deep"],
+        vec!["analyze", file, "--include", "cqi", "--json"],
+        vec!["analyze", "--json"],
+    ] {
+        let output = run(&args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+        assert!(!output.stderr.is_empty(), "{args:?}");
+    }
+    let unknown_model = run(&["analyze", file, "--model", "inter-3"]);
+    assert!(
+        stderr(&unknown_model).contains("inter-2-audio"),
+        "{}",
+        stderr(&unknown_model)
+    );
+}
+
+#[test]
+fn an_unreadable_file_fails_with_nothing_on_stdout() {
+    let output = analyze("no-such-file.mp4", &["--json"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    assert!(
+        stderr(&output).contains("no-such-file.mp4"),
+        "{}",
+        stderr(&output)
+    );
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The browser test of the /demo page (demo.test.mjs): installs what it needs, builds the
+# server, runs the test. Self-contained, for .ci/run and for a developer:
+# - Debian's chromium from apt when /usr/bin/chromium is missing (never a browser download);
+# - playwright-core from the npm registry, exactly as package-lock.json pins it (npm ci);
+# - `cargo build --locked -p attune-server --bin attune`, honouring CARGO_TARGET_DIR.
+# Screenshots land in target/browser/. Exit status: the test's.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+if [[ ! -x /usr/bin/chromium ]]; then
+    sudo=()
+    if [[ $(id -u) -ne 0 ]]; then
+        sudo=(sudo)
+    fi
+    "${sudo[@]}" apt-get update
+    # Recommends stay: they bring the fonts the page is drawn with.
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
+fi
+
+(cd tests/browser && npm ci --no-audit --no-fund)
+
+cargo build --locked -p attune-server --bin attune
+export ATTUNE_BIN="${CARGO_TARGET_DIR:-target}/debug/attune"
+
+node tests/browser/demo.test.mjs
