@@ -351,6 +351,15 @@ pub(crate) async fn handle(
         Ok((credential, _)) => admit(app, endpoint, credential, &headers, &query).await,
         Err(error) => Err(Refusal::from(error)),
     };
+    // Taken by `admit`; given back when this handler or the session ends, however it ends.
+    let token_slot = admitted
+        .as_ref()
+        .ok()
+        .and_then(|a| a.principal.token())
+        .map(|t| TokenSlot {
+            streams: Arc::clone(&app.streams),
+            token_id: t.id.clone(),
+        });
     let (mut response, upgrade_fut) = upgrade(&mut request).map_err(|error| {
         HttpError::new(ServiceError::with_message(
             ErrorCode::Ih4005,
@@ -386,14 +395,6 @@ pub(crate) async fn handle(
     }
     let streams = Arc::clone(&app.streams);
     let docs_url = app.docs_url.clone();
-    let token_slot = admitted
-        .as_ref()
-        .ok()
-        .and_then(|a| a.principal.token())
-        .map(|t| TokenSlot {
-            streams: Arc::clone(&streams),
-            token_id: t.id.clone(),
-        });
     streams.clone().tracker.spawn(async move {
         let _token_slot = token_slot;
         let ws = match upgrade_fut.await {

@@ -760,3 +760,31 @@ async fn uploads_and_streams_share_a_client_tokens_video_budget() {
     assert!(count(&events, "engagement.updated") >= 1, "{events:?}");
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_client_token_opens_as_many_sessions_at_once_as_its_cap() {
+    let h = Harness::new().await;
+    let server = h.start().await;
+    let key = stream_key(&h).await;
+    let token = mint_token(&server, &key, json!({"max_concurrent": 1})).await;
+    let path = "/v2/stream/analyze";
+    let mut first = connect(&server, path, Auth::Subprotocol(&token)).await;
+    first.ready().await;
+    let mut second = connect(&server, path, Auth::Subprotocol(&token)).await;
+    assert_eq!(refused(&mut second).await, ("ih3002".to_owned(), 4029));
+    let (_, code) = first.close_gracefully().await;
+    assert_eq!(code, 1000);
+    // The place is given back when the session ends (the handler may need a moment).
+    let mut reopened = None;
+    for _ in 0..50 {
+        let mut ws = connect(&server, path, Auth::Subprotocol(&token)).await;
+        let event = ws.event().await.expect("an event");
+        if event["type"] == "session.ready" {
+            reopened = Some(ws);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(reopened.is_some(), "the token's session place was not given back");
+    server.shutdown().await;
+}
