@@ -738,7 +738,12 @@ async fn uploads_and_streams_share_a_client_tokens_video_budget() {
     let media = fixture("segments/continuous.webm"); // 9 s: windows of 5 s and 4 s
 
     // 20 s of budget covers the 9 s stream alone...
-    let alone = mint_token(&server, &key, json!({"scopes": scopes, "max_video_seconds": 20})).await;
+    let alone = mint_token(
+        &server,
+        &key,
+        json!({"scopes": scopes, "max_video_seconds": 20}),
+    )
+    .await;
     let mut ws = connect(&server, "/v2/stream/analyze", Auth::Subprotocol(&alone)).await;
     ws.ready().await;
     ws.binary(&media).await;
@@ -746,7 +751,12 @@ async fn uploads_and_streams_share_a_client_tokens_video_budget() {
     assert_eq!(code, 1000, "{events:?}");
 
     // ...but not after a 12 s upload on the same token: the stream's second window finds 3 s.
-    let shared = mint_token(&server, &key, json!({"scopes": scopes, "max_video_seconds": 20})).await;
+    let shared = mint_token(
+        &server,
+        &key,
+        json!({"scopes": scopes, "max_video_seconds": 20}),
+    )
+    .await;
     let upload = crate::common::submit(&server, &shared, "inter-2", &[]).await;
     assert_eq!(upload.status(), 202);
     let mut ws = connect(&server, "/v2/stream/analyze", Auth::Subprotocol(&shared)).await;
@@ -785,6 +795,9 @@ async fn a_client_token_opens_as_many_sessions_at_once_as_its_cap() {
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    assert!(reopened.is_some(), "the token's session place was not given back");
+    assert!(
+        reopened.is_some(),
+        "the token's session place was not given back"
+    );
     server.shutdown().await;
 }
