@@ -121,3 +121,85 @@ async fn no_recommendation_without_instructions_or_transcript() {
 fn count_type(events: &[serde_json::Value], kind: &str) -> usize {
     events.iter().filter(|e| e["type"] == kind).count()
 }
+
+/// Runs a realtime session on 27 s of media (the three 3 s segments, three times) with `config`
+/// and one transcript sent before the media; answers every event up to the close.
+async fn realtime_run(config: serde_json::Value) -> Vec<serde_json::Value> {
+    let h = Harness::new().await;
+    let server = h.start().await;
+    let key = h.key("coach", &Scope::ALL).await;
+    let mut ws = connect(&server, "/v0/realtime/analyze", Auth::Header(&key)).await;
+    ws.ready().await;
+    ws.json(config).await;
+    ws.until("session.updated").await;
+    ws.json(json!({"type": "transcript.updated", "transcript": [
+        {"start": 0.0, "end": 6.0, "text": "Our plan covers every team and the price is fixed.", "speaker": 0},
+        {"start": 6.0, "end": 7.0, "text": "Is onboarding included?", "speaker": 1},
+    ]}))
+    .await;
+    for _ in 0..3 {
+        for name in ["seg0", "seg1", "seg2"] {
+            ws.binary(&fixture(&format!("segments/{name}.webm"))).await;
+        }
+    }
+    let (events, code) = ws.close_gracefully().await;
+    assert_eq!(code, 1000, "{events:?}");
+    server.shutdown().await;
+    events
+}
+
+fn recommendations(events: &[serde_json::Value]) -> Vec<(f64, f64)> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "realtime_recommendation.generated")
+        .map(|e| {
+            (
+                e["data"]["start"].as_f64().unwrap(),
+                e["data"]["end"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn recommendations_are_paced_by_analyzed_media_per_frequency() {
+    let instructions = "Coach the seller to listen more.";
+    // One transcript: at most one recommendation, once the frequency's media was analyzed.
+    for (frequency, length) in [("high", 10.0), ("medium", 20.0)] {
+        let events = realtime_run(json!({
+            "realtime_recommendation_instructions": instructions,
+            "realtime_recommendation_frequency": frequency,
+        }))
+        .await;
+        let got = recommendations(&events);
+        assert_eq!(got.len(), 1, "{frequency}: {got:?}");
+        assert_eq!(got[0].0, 0.0);
+        assert!(
+            got[0].1 >= length && got[0].1 <= 27.1,
+            "{frequency}: {got:?}"
+        );
+    }
+    // `low` needs 30 s of analyzed media: 27 s never gets there.
+    let events = realtime_run(json!({
+        "realtime_recommendation_instructions": instructions,
+        "realtime_recommendation_frequency": "low",
+    }))
+    .await;
+    assert!(recommendations(&events).is_empty());
+}
+
+#[tokio::test]
+async fn the_audio_group_alone_reports_only_audio_evidence() {
+    let events = realtime_run(json!({"analysis_groups": ["audio"]})).await;
+    let modalities: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["type"] == "signal.detected" || e["type"] == "signal.updated")
+        .map(|e| &e["data"]["modality"])
+        .collect();
+    assert!(!modalities.is_empty());
+    for m in modalities {
+        assert_eq!(m, &json!(["audio"]));
+    }
+    // No instructions: no recommendation however much media and transcript there is.
+    assert!(recommendations(&events).is_empty());
+}
