@@ -379,6 +379,9 @@ async fn raw_pcm_cut_at_odd_offsets_is_analyzed_into_events() {
     assert_eq!(kinds.last().map(String::as_str), Some("session.ended"));
     assert!(count(&events, "engagement.updated") >= 1, "{kinds:?}");
     assert!(count(&events, "signal.detected") >= 1, "{kinds:?}");
+    // An active signal's evidence changes from one window to the next (v2 reports a new
+    // rationale as an update).
+    assert!(count(&events, "signal.updated") >= 1, "{kinds:?}");
     assert!(
         count(&events, "conversation_quality.updated") >= 2,
         "{kinds:?}"
