@@ -153,6 +153,9 @@ pub fn analyze_bytes_with_progress(
         windows: WindowPlan::UPLOAD.window_count(info.duration),
     });
     let pcm = attune_media::decode_audio(bytes).map_err(|e| media_error(&e))?;
+    if options.model == Model::Inter2Audio {
+        reject_silence(&pcm.samples)?;
+    }
     // The audio-only model never reads the picture, even when there is one.
     let video = match options.model {
         Model::Inter2Audio => None,
@@ -168,6 +171,34 @@ pub fn analyze_bytes_with_progress(
         options.model,
         progress,
     ))
+}
+
+/// Peak level, dBFS, under which a whole recording counts as silent: below the noise floor of
+/// any real microphone and 16-bit converter (-96 dBFS is one least significant bit), so only a
+/// muted or digitally blank track is refused.
+pub const SILENT_PEAK_DBFS: f64 = -80.0;
+
+/// `ih5007` for an audio track with no signal at all: the audio-only model has nothing to
+/// analyze (a muted microphone, a blank export). `inter-2` still reads the picture of such a
+/// file, so only `inter-2-audio` refuses it.
+fn reject_silence(samples: &[f32]) -> Result<(), ServiceError> {
+    let peak = samples
+        .iter()
+        .map(|s| f64::from(s.abs()))
+        .filter(|s| s.is_finite())
+        .fold(0.0f64, f64::max);
+    let peak_dbfs = 20.0 * peak.max(1e-12).log10();
+    if peak_dbfs < SILENT_PEAK_DBFS {
+        return Err(ServiceError::with_message(
+            ErrorCode::Ih5007,
+            format!(
+                "the audio track is silent (peak {:.0} dBFS): the inter-2-audio model has \
+                 nothing to analyze",
+                peak_dbfs.max(-200.0)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Analyzes decoded audio: mono PCM at 16 kHz, `duration` seconds of media
@@ -308,6 +339,39 @@ pub fn audio_measures(s: &SpanFeatures) -> AudioMeasures {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A 16 kHz mono 16-bit WAV of `seconds` holding `sample` in every frame.
+    fn wav(seconds: u32, sample: i16) -> Vec<u8> {
+        let data = 16_000 * 2 * seconds;
+        let mut out = Vec::new();
+        out.extend_from_slice(b"RIFF");
+        out.extend_from_slice(&(36 + data).to_le_bytes());
+        out.extend_from_slice(b"WAVEfmt ");
+        for v in [16u32, 1 | (1 << 16), 16_000, 32_000, 2 | (16 << 16)] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(b"data");
+        out.extend_from_slice(&data.to_le_bytes());
+        for _ in 0..data / 2 {
+            out.extend_from_slice(&sample.to_le_bytes());
+        }
+        out
+    }
+
+    #[test]
+    fn a_silent_track_is_content_the_audio_model_rejects() {
+        let options = AnalysisOptions::new(Model::Inter2Audio);
+        let error = analyze_bytes(&wav(4, 0), &options).unwrap_err();
+        assert_eq!(error.code, ErrorCode::Ih5007);
+        assert!(error.message().contains("silent"), "{}", error.message());
+        // One LSB of dither is still silence; a quiet but real signal is analyzed.
+        assert_eq!(
+            analyze_bytes(&wav(4, 1), &options).unwrap_err().code,
+            ErrorCode::Ih5007
+        );
+        let speech = fixture("speech/disengaged.wav");
+        assert!(analyze_bytes(&speech, &options).is_ok());
+    }
 
     fn fixture(name: &str) -> Vec<u8> {
         let path = format!("{}/../../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));

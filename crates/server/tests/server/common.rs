@@ -38,6 +38,8 @@ pub struct Script {
     pub run_error: Option<ServiceError>,
     /// Hold every analysis until [`TestRunner::release`].
     pub hold: bool,
+    /// Panic in the analysis (a bug in the analyzer, as the server sees it).
+    pub panic: bool,
 }
 
 /// A runner scripted by the test (see the module docs).
@@ -59,6 +61,7 @@ impl Default for TestRunner {
                 validate_error: None,
                 run_error: None,
                 hold: false,
+                panic: false,
             }),
             seen: Mutex::new(Vec::new()),
             released: Mutex::new(false),
@@ -160,6 +163,10 @@ impl JobRunner for TestRunner {
             while !*released {
                 released = self.release.wait(released).unwrap();
             }
+        }
+        if script.panic {
+            self.finished.fetch_add(1, Ordering::SeqCst);
+            panic!("the scripted analyzer panics");
         }
         let outcome = match script.run_error {
             Some(error) => Err(error),

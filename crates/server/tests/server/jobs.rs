@@ -418,3 +418,21 @@ async fn jobs_recorded_by_a_dead_process_fail_with_ih1004_when_the_store_reopens
     assert_eq!(envelope["error"]["correlation_id"], "f".repeat(32));
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_analysis_that_panics_fails_its_job_with_ih1001_and_the_server_goes_on() {
+    let harness = Harness::new().await;
+    let key = harness.key("acme", &Scope::ALL).await;
+    let server = harness.start().await;
+    harness.runner.set(|script| script.panic = true);
+    let response = submit(&server, &key, "inter-2", &[("wait_seconds", "30")]).await;
+    assert_eq!(response.status(), 200);
+    let envelope = json(response).await;
+    assert_eq!(envelope["status"], "failed", "{envelope}");
+    assert_eq!(envelope["error"]["error_id"], "ih1001");
+    // The next job is served as usual.
+    harness.runner.set(|script| script.panic = false);
+    let response = submit(&server, &key, "inter-2", &[("wait_seconds", "30")]).await;
+    assert_eq!(json(response).await["status"], "completed");
+    server.shutdown().await;
+}
