@@ -279,40 +279,16 @@ fn announced_sdk(headers: &HeaderMap, query: &HashMap<String, String>) -> Option
     }
 }
 
+/// The handshake's query parameters, decoded (`+` and `%XX`); the first of a repeated name wins.
 fn parse_query(query: Option<&str>) -> HashMap<String, String> {
     let mut out = HashMap::new();
-    for pair in query.unwrap_or_default().split('&') {
-        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        if key.is_empty() {
-            continue;
+    for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        if !key.is_empty() {
+            out.entry(key.into_owned())
+                .or_insert_with(|| value.into_owned());
         }
-        let decode = |s: &str| {
-            let s = s.replace('+', " ");
-            percent_decode(&s)
-        };
-        out.entry(decode(key)).or_insert_with(|| decode(value));
     }
     out
-}
-
-/// Decodes `%XX` escapes; invalid escapes are kept as written.
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
-            if let Some(byte) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                out.push(byte);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// What the handshake settled.

@@ -191,14 +191,7 @@ pub(crate) async fn run(
                 Action::Send(data) => writer.event(data).await,
                 Action::Media { segment, bytes } => {
                     let handle = analysis.get_or_insert_with(|| {
-                        let (handle, rx) = AnalysisHandle::start(
-                            streams.pool.clone(),
-                            &streams.settings,
-                            engine.model(),
-                            endpoint,
-                        );
-                        events = Some(rx);
-                        handle
+                        start_analysis(&streams, engine.model(), endpoint, &mut events)
                     });
                     if handle.media(segment, bytes) == Enqueued::Refused {
                         let error = ServiceError::with_message(
@@ -216,14 +209,7 @@ pub(crate) async fn run(
                 }
                 Action::SetAudioFormat(format) => {
                     let handle = analysis.get_or_insert_with(|| {
-                        let (handle, rx) = AnalysisHandle::start(
-                            streams.pool.clone(),
-                            &streams.settings,
-                            engine.model(),
-                            endpoint,
-                        );
-                        events = Some(rx);
-                        handle
+                        start_analysis(&streams, engine.model(), endpoint, &mut events)
                     });
                     handle.audio_format(format);
                 }
@@ -303,6 +289,20 @@ pub(crate) async fn run(
             }
         }
     }
+}
+
+/// Starts the session's analysis task for `model` (on the first media or `audio_format`, when
+/// the model can no longer change) and keeps its event receiver in `events`.
+fn start_analysis(
+    streams: &Streams,
+    model: attune_core::wire::Model,
+    endpoint: Endpoint,
+    events: &mut Option<mpsc::UnboundedReceiver<AnalysisEvent>>,
+) -> AnalysisHandle {
+    let (handle, rx) =
+        AnalysisHandle::start(streams.pool.clone(), &streams.settings, model, endpoint);
+    *events = Some(rx);
+    handle
 }
 
 /// The next analysis event, or never when there is no analysis task.
