@@ -20,6 +20,7 @@ pub mod ids;
 pub mod jobs;
 pub mod keys;
 pub mod limits;
+pub mod linger;
 pub mod logging;
 pub mod recommend_backend;
 pub mod redact;

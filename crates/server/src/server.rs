@@ -9,8 +9,10 @@
 
 use crate::config::Config;
 use crate::jobs::WorkerPool;
+use crate::linger::{BodyFlag, LingerLimits, LingeringStream};
 use crate::routes::App;
 use crate::services::Services;
+use hyper::body::Body as _;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -32,6 +34,10 @@ const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// up as connections close, so accepting is retried rather than given up.
 const MAX_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
 
+/// Least a refused request's unread body is drained before its connection
+/// closes (see [`crate::linger`]); more when uploads may be larger.
+const MIN_LINGER_BYTES: u64 = 64 * 1024 * 1024;
+
 /// The accept loop's state.
 struct Listener {
     /// The bound socket. Dropping it at shutdown is what refuses new clients.
@@ -50,6 +56,8 @@ struct Listener {
     http: http1::Builder,
     /// The request handler.
     app: Arc<App>,
+    /// How much of a refused body is drained at close.
+    linger: LingerLimits,
 }
 
 /// Serves HTTP on `listener` with `services` until `shutdown` resolves, then
@@ -91,6 +99,14 @@ pub async fn run(listener: TcpListener, config: Config, services: Services, shut
             )
             .with_demo(&config),
         ),
+        linger: LingerLimits {
+            // Any body the server could have accepted is drained whole, so a
+            // refusal reaches a client that sends before it reads.
+            max_bytes: config
+                .max_upload_bytes
+                .saturating_add(crate::upload_form::FORM_OVERHEAD_BYTES)
+                .max(MIN_LINGER_BYTES),
+        },
     };
     if let Ok(addr) = server.listener.local_addr() {
         tracing::info!(%addr, base_url = %config.base_url, "listening");
@@ -163,8 +179,9 @@ impl Listener {
             let http = self.http.clone();
             let app = Arc::clone(&self.app);
             let shutdown = self.notify_shutdown.subscribe();
+            let linger = self.linger;
             self.connections.spawn(async move {
-                serve_connection(socket, http, app, shutdown).await;
+                serve_connection(socket, linger, http, app, shutdown).await;
                 drop(permit);
             });
         }
@@ -207,11 +224,15 @@ impl Listener {
 /// in which case the request in flight is finished first.
 async fn serve_connection(
     socket: TcpStream,
+    linger: LingerLimits,
     http: http1::Builder,
     app: Arc<App>,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let service = service_fn(move |request| {
+    let has_body = BodyFlag::default();
+    let socket = LingeringStream::new(socket, has_body.clone(), linger);
+    let service = service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+        has_body.set(!request.body().is_end_stream());
         let app = Arc::clone(&app);
         async move { Ok::<_, Infallible>(app.handle(request).await) }
     });
