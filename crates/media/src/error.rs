@@ -9,12 +9,14 @@ use crate::info::Container;
 /// core translates that string through its catalog.
 ///
 /// - **Reject the file as unusable** (HTTP 422): [`Empty`](Self::Empty),
+///   [`VideoUnitTooLarge`](Self::VideoUnitTooLarge),
 ///   [`UndeterminableDuration`](Self::UndeterminableDuration), [`Unreadable`](Self::Unreadable),
 ///   [`NegativeDuration`](Self::NegativeDuration), [`UnsupportedCodec`](Self::UnsupportedCodec),
 ///   [`NoVideoStream`](Self::NoVideoStream), [`NoAudioStream`](Self::NoAudioStream).
 /// - **Reject the request as not allowed for the model** (HTTP 400): the file is fine media, but
 ///   the model's rules refuse it: [`ContainerNotAllowed`](Self::ContainerNotAllowed),
-///   [`TooShort`](Self::TooShort), [`TooLong`](Self::TooLong).
+///   [`TooShort`](Self::TooShort), [`TooLong`](Self::TooLong); or it is a recognised file type
+///   that no model takes: [`UnsupportedFormat`](Self::UnsupportedFormat).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum MediaError {
@@ -50,11 +52,29 @@ pub enum MediaError {
     /// The media has no audio track. Maps to `ih5008`.
     #[error("the media has no audio stream")]
     NoAudioStream,
+    /// One encoded video unit (an MP4 sample, a Matroska block, an AVI chunk, a TS access unit)
+    /// is larger than [`MAX_VIDEO_UNIT_BYTES`](crate::MAX_VIDEO_UNIT_BYTES), the interface's
+    /// 32 MB segment cap. Maps to `ih5005`.
+    #[error("a video frame of {size} bytes is larger than the limit of {limit} bytes")]
+    VideoUnitTooLarge {
+        /// The unit's size as the container declares it.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// The container is valid media but not one the model accepts. Maps to `ih4002`.
     #[error("container {container} is not accepted for this model")]
     ContainerNotAllowed {
         /// The container that was found.
         container: Container,
+    },
+    /// The content is recognised as a file type this layer does not read at all (ASF/WMV, MPEG
+    /// program stream, an image, a PDF): the wrong kind of file rather than a broken one. Maps
+    /// to `ih4002`.
+    #[error("the file is {format}, a type this service does not analyze")]
+    UnsupportedFormat {
+        /// What the content was recognised as, e.g. `"ASF (WMV/WMA)"`.
+        format: &'static str,
     },
     /// The media is shorter than the model's minimum. Maps to `ih4007`.
     #[error("the media lasts {duration:.3} s, under the minimum of {minimum:.3} s")]
@@ -82,7 +102,8 @@ impl MediaError {
             Self::Unreadable { .. } | Self::NegativeDuration => "ih5002",
             Self::UnsupportedCodec { .. } => "ih5003",
             Self::NoAudioStream => "ih5008",
-            Self::ContainerNotAllowed { .. } => "ih4002",
+            Self::VideoUnitTooLarge { .. } => "ih5005",
+            Self::ContainerNotAllowed { .. } | Self::UnsupportedFormat { .. } => "ih4002",
             Self::TooShort { .. } => "ih4007",
             Self::TooLong { .. } => "ih4004",
         }

@@ -44,12 +44,32 @@ pub use info::{Codec, Container, Pcm, PcmFormat, ProbeInfo, Track, TrackKind, Vi
 pub use requirements::{check, MediaRequirements};
 pub use video::{decode_luma, decode_luma_each, encoded_video, LumaDecoder, LumaFrame, LumaVideo};
 
+/// The largest encoded video unit (one sample, block or access unit) accepted in an upload or a
+/// stream: the interface's 32 MB segment cap (`ih5005` beyond). Real frames are far smaller (a
+/// 4K keyframe is a few MB); a larger one is a damaged or hostile file.
+pub const MAX_VIDEO_UNIT_BYTES: u64 = 32 * 1024 * 1024;
+
+/// The first video unit over [`MAX_VIDEO_UNIT_BYTES`], as its error.
+pub(crate) fn oversized_video_unit(frames: &[VideoFrameInfo]) -> Option<MediaError> {
+    frames
+        .iter()
+        .map(|frame| u64::from(frame.size))
+        .find(|&size| size > MAX_VIDEO_UNIT_BYTES)
+        .map(|size| MediaError::VideoUnitTooLarge {
+            size,
+            limit: MAX_VIDEO_UNIT_BYTES,
+        })
+}
+
 /// Recognises the container of `bytes` by content and reads its tracks and duration.
 ///
-/// Errors: [`MediaError::Empty`] for no bytes; [`MediaError::Unreadable`] for content that is
-/// not a recognised container or whose structure is broken; [`MediaError::UndeterminableDuration`]
-/// when the duration is zero or unknown; [`MediaError::NegativeDuration`]. Model rules (container
-/// allowed, tracks present, duration bounds) are [`check`]'s job.
+/// Errors: [`MediaError::Empty`] for no bytes; [`MediaError::UnsupportedFormat`] for content
+/// recognised as a file type that is not a supported container (an image, ASF, ...);
+/// [`MediaError::Unreadable`] for content that is not a recognised container or whose structure
+/// is broken; [`MediaError::UndeterminableDuration`] when the duration is zero or unknown;
+/// [`MediaError::NegativeDuration`]; [`MediaError::VideoUnitTooLarge`] when the container
+/// declares a video frame over [`MAX_VIDEO_UNIT_BYTES`]. Model rules (container allowed, tracks
+/// present, duration bounds) are [`check`]'s job.
 pub fn probe(bytes: &[u8]) -> Result<ProbeInfo, MediaError> {
     let reader = formats::open(bytes)?;
     let duration = match reader.duration() {
@@ -58,6 +78,15 @@ pub fn probe(bytes: &[u8]) -> Result<ProbeInfo, MediaError> {
         Some(d) if d > 0.0 && d.is_finite() => d,
         _ => return Err(MediaError::UndeterminableDuration),
     };
+    // Frame sizes come from the container's tables; a table the frame listing cannot read is
+    // left for the decoders to report, as before this check existed.
+    if let Some(error) = reader
+        .video_frames()
+        .ok()
+        .and_then(|frames| oversized_video_unit(&frames))
+    {
+        return Err(error);
+    }
     Ok(ProbeInfo {
         container: reader.container(),
         tracks: reader.tracks(),

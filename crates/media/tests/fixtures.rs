@@ -177,6 +177,49 @@ fn probe_matches_ffprobe_for_every_readable_fixture() {
 }
 
 #[test]
+fn unsupported_container_is_ih4002_not_ih5002() {
+    let asf: &[u8] = &[
+        0x30, 0x26, 0xb2, 0x75, 0x8e, 0x66, 0xcf, 0x11, 0xa6, 0xd9, 0x00, 0xaa, 0x00, 0x62, 0xce,
+        0x6c,
+    ];
+    let mut bmp = b"BM".to_vec();
+    bmp.extend_from_slice(&[0x36, 0x10, 0, 0, 0, 0, 0, 0, 0x36, 0, 0, 0]);
+    for (kind, magic) in [
+        ("ASF", asf),
+        ("MPEG program stream", &[0x00, 0x00, 0x01, 0xba, 0x44][..]),
+        ("PNG", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"),
+        ("JPEG", &[0xff, 0xd8, 0xff, 0xe0]),
+        ("GIF", b"GIF87a"),
+        ("PDF", b"%PDF-1.4\n"),
+        ("WebP", b"RIFF\x10\0\0\0WEBPVP8 "),
+        ("BMP", &bmp),
+    ] {
+        let mut bytes = magic.to_vec();
+        bytes.resize(4096, 0x5a);
+        let error = probe(&bytes).expect_err(kind);
+        assert_eq!(error.code_str(), "ih4002", "{kind}: {error}");
+        assert!(
+            error.to_string().contains("does not analyze"),
+            "{kind}: {error}"
+        );
+        assert_eq!(
+            decode_audio(&bytes).unwrap_err().code_str(),
+            "ih4002",
+            "{kind}"
+        );
+    }
+    // A supported container that fails to parse stays corrupted, and so do bytes of no known
+    // type at all.
+    for name in ["truncated.mp4", "random.bin", "text.txt"] {
+        assert_eq!(
+            probe(&read(name)).unwrap_err().code_str(),
+            "ih5002",
+            "{name}"
+        );
+    }
+}
+
+#[test]
 fn broken_inputs_map_to_their_interface_codes() {
     for (name, code) in [
         ("empty.mp4", "ih5001"),

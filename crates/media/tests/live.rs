@@ -594,3 +594,43 @@ fn too_much_media_for_one_session_is_fatal() {
     assert_eq!(r.fatal.map(|e| e.code_str()), Some("ih6004"));
     assert!(reader.samples_total() <= 5 * 16_000);
 }
+
+/// `mp4` with the first sample of its first `stsz` table (the video track's in the fixtures
+/// used) declared at `size` bytes; the file itself stays small.
+fn with_first_sample_of(mp4: &[u8], size: u32) -> Vec<u8> {
+    let mut bytes = mp4.to_vec();
+    let at = bytes.windows(4).position(|w| w == b"stsz").unwrap();
+    let first = at + 16;
+    bytes[first..first + 4].copy_from_slice(&size.to_be_bytes());
+    bytes
+}
+
+#[test]
+fn oversized_video_sample_is_ih5005() {
+    let original = read("mp4_h264_aac.mp4");
+    let oversized = with_first_sample_of(&original, 40 * 1024 * 1024);
+    let error = attune_media::probe(&oversized).unwrap_err();
+    assert_eq!(error.code_str(), "ih5005", "{error}");
+    assert!(
+        attune_media::probe(&with_first_sample_of(&original, 1000)).is_ok(),
+        "only the size changed"
+    );
+
+    // In a stream the segment carrying it is skipped with a non-fatal ih5005; the next one
+    // is read.
+    let mut reader = LiveReader::with_mode(LiveMode::Segments, true);
+    let report = reader.push(&oversized, 0);
+    let codes: Vec<_> = report
+        .problems
+        .iter()
+        .map(|p| p.problem.code_str())
+        .collect();
+    assert_eq!(codes, ["ih5005"], "{report:?}");
+    assert!(report.problems[0].segment == 0 && report.fatal.is_none());
+    assert!(!report.appended_media());
+    let next = reader.push(&original, 1);
+    assert!(
+        next.problems.is_empty() && next.appended_media(),
+        "{next:?}"
+    );
+}

@@ -63,11 +63,56 @@ pub(crate) fn open(bytes: &[u8]) -> Result<Box<dyn ContainerReader<'_> + '_>, Me
         Some(Sniffed::Plain(container)) => {
             Ok(Box::new(plain::PlainReader::open(bytes, container)?))
         }
-        None => Err(MediaError::unreadable(
-            None,
-            "not a recognised media container",
-        )),
+        None => Err(match unsupported_format(bytes) {
+            Some(format) => MediaError::UnsupportedFormat { format },
+            None => MediaError::unreadable(None, "not a recognised media container"),
+        }),
     }
+}
+
+/// Recognises, by their signatures, file types that are not a supported container: a client
+/// that sent one chose the wrong file (`ih4002`), unlike one whose supported container is
+/// broken or whose bytes are no known format at all (`ih5002`). Only consulted when [`sniff`]
+/// found no supported container, so a signature here never hides one.
+pub(crate) fn unsupported_format(b: &[u8]) -> Option<&'static str> {
+    let at = |off: usize, magic: &[u8]| b.get(off..off + magic.len()) == Some(magic);
+    const ASF_HEADER_GUID: [u8; 16] = [
+        0x30, 0x26, 0xb2, 0x75, 0x8e, 0x66, 0xcf, 0x11, 0xa6, 0xd9, 0x00, 0xaa, 0x00, 0x62, 0xce,
+        0x6c,
+    ];
+    let formats: &[(usize, &[u8], &'static str)] = &[
+        (0, &ASF_HEADER_GUID, "ASF (WMV/WMA)"),
+        // A pack header: MPEG-1/2 program stream (.mpg, .vob).
+        (0, &[0x00, 0x00, 0x01, 0xba], "an MPEG program stream"),
+        // A sequence header: a bare MPEG-1/2 video elementary stream.
+        (
+            0,
+            &[0x00, 0x00, 0x01, 0xb3],
+            "an MPEG video elementary stream",
+        ),
+        (0, b"FLV\x01", "Flash video (FLV)"),
+        (0, b".RMF", "RealMedia"),
+        (0, b"\x89PNG\r\n\x1a\n", "a PNG image"),
+        (0, &[0xff, 0xd8, 0xff], "a JPEG image"),
+        (0, b"GIF87a", "a GIF image"),
+        (0, b"GIF89a", "a GIF image"),
+        (0, b"II*\x00", "a TIFF image"),
+        (0, b"MM\x00*", "a TIFF image"),
+        (0, b"%PDF-", "a PDF document"),
+        (0, b"PK\x03\x04", "a ZIP archive"),
+        (0, b"\x7fELF", "an executable"),
+    ];
+    if at(0, b"RIFF") && at(8, b"WEBP") {
+        return Some("a WebP image");
+    }
+    // Two letters alone are too common a start; the BMP header's reserved word must be zero.
+    if at(0, b"BM") && at(6, &[0, 0, 0, 0]) && b.len() >= 26 {
+        return Some("a BMP image");
+    }
+    formats
+        .iter()
+        .find(|(offset, magic, _)| at(*offset, magic))
+        .map(|(_, _, format)| *format)
 }
 
 /// What the first bytes say the input is.

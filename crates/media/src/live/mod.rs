@@ -42,7 +42,8 @@
 //! `ih5004` media without its container header (a fragment before any init segment), `ih5006`
 //! a self-contained segment under 3 s, `ih5001` audio without video when video is required
 //! and `ih5008` no audio (each once per session), `ih5003` an audio codec that cannot be
-//! decoded. In [`LiveMode::Segments`], and for containers read whole, a short segment is
+//! decoded, `ih5005` a self-contained segment declaring a video frame over the 32 MB cap (the
+//! segment is skipped). In [`LiveMode::Segments`], and for containers read whole, a short segment is
 //! refused before it is decoded; a file [`LiveMode::Auto`] reads incrementally is only known to
 //! have been a segment (one frame exactly) when the next frame opens a new file, so its
 //! `ih5006` comes then, with that segment's index, and its media stays appended.
@@ -200,6 +201,15 @@ pub enum LiveProblem {
         /// The codec's name.
         codec: String,
     },
+    /// A video frame of the segment is over the 32 MB cap
+    /// ([`MAX_VIDEO_UNIT_BYTES`](crate::MAX_VIDEO_UNIT_BYTES)); the segment is skipped. `ih5005`.
+    #[error("a video frame of {size} bytes is larger than the limit of {limit} bytes")]
+    VideoUnitTooLarge {
+        /// The frame's size as the container declares it.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
 }
 
 impl LiveProblem {
@@ -212,6 +222,7 @@ impl LiveProblem {
             Self::NoVideo => "ih5001",
             Self::NoAudio => "ih5008",
             Self::Unsupported { .. } => "ih5003",
+            Self::VideoUnitTooLarge { .. } => "ih5005",
         }
     }
 
@@ -222,6 +233,10 @@ impl LiveProblem {
                 codec: codec.clone(),
             },
             MediaError::NoAudioStream => Self::NoAudio,
+            MediaError::VideoUnitTooLarge { size, limit } => Self::VideoUnitTooLarge {
+                size: *size,
+                limit: *limit,
+            },
             other => Self::Unreadable {
                 reason: other.to_string(),
             },
@@ -896,6 +911,10 @@ impl LiveReader {
         if duration < MediaRequirements::MIN_DURATION {
             return r.problem(segment, LiveProblem::TooShort { duration });
         }
+        let frames = reader.video_frames().unwrap_or_default();
+        if let Some(error) = crate::oversized_video_unit(&frames) {
+            return r.problem(segment, LiveProblem::from_media(&error));
+        }
         self.progress();
         self.container = Some(reader.container());
         let tracks = reader.tracks();
@@ -927,7 +946,6 @@ impl LiveReader {
                 None
             }
         };
-        let frames = reader.video_frames().unwrap_or_default();
         let origin = self.samples_total;
         let origin_s = origin as f64 / f64::from(Pcm::SAMPLE_RATE);
         match pcm {
