@@ -27,20 +27,48 @@ pub fn media_error(error: &MediaError) -> ServiceError {
 }
 
 /// Options of one analysis.
+///
+/// The rules differ by route, not only by model: the v2 upload route (and
+/// [`AnalysisOptions::new`]) refuses `inter-2` media without an audio track
+/// (`ih5008`) and media over the deployment's maximum duration (`ih4004`);
+/// the v1 route ([`AnalysisOptions::v1_upload`]) reads such a video from its
+/// picture alone and has its own, fixed maximum.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AnalysisOptions {
     /// The model.
     pub model: Model,
     /// Longest accepted media, seconds (`ih4004` beyond; 1800 by default).
     pub max_duration: Seconds,
+    /// Whether media with a video track and no audio track is analyzed from
+    /// its picture alone instead of refused with `ih5008`.
+    pub audio_optional: bool,
 }
 
 impl AnalysisOptions {
-    /// Options for `model` with the default 30-minute maximum.
+    /// The longest media the v1 upload route analyzes, seconds: an hour, the
+    /// interface's longest stream session. A fixed bound on the decoded audio
+    /// held in memory (about 230 MB at 16 kHz), independent of the v2
+    /// route's deployment-set maximum.
+    pub const V1_MAX_DURATION: Seconds = 3600.0;
+
+    /// Options for `model` with the default 30-minute maximum, as the v2
+    /// upload route applies them.
     pub fn new(model: Model) -> Self {
         AnalysisOptions {
             model,
             max_duration: MediaRequirements::DEFAULT_MAX_DURATION,
+            audio_optional: false,
+        }
+    }
+
+    /// Options of the v1 upload route: `inter-2`, a video read from its
+    /// picture when it has no audio track, at most
+    /// [`AnalysisOptions::V1_MAX_DURATION`].
+    pub fn v1_upload() -> Self {
+        AnalysisOptions {
+            model: Model::Inter2,
+            max_duration: Self::V1_MAX_DURATION,
+            audio_optional: true,
         }
     }
 
@@ -49,7 +77,18 @@ impl AnalysisOptions {
             Model::Inter2Audio => MediaRequirements::for_inter2_audio(),
             Model::Inter2 | Model::Inter2Deep => MediaRequirements::for_inter2(),
         };
-        base.with_max_duration(self.max_duration)
+        let mut requirements = base.with_max_duration(self.max_duration);
+        // Only a video can stand without audio: the audio model has nothing else to read.
+        if self.audio_optional && requirements.needs_video {
+            requirements.needs_audio = false;
+        }
+        requirements
+    }
+
+    /// How much audio is decoded at most: the maximum duration and a margin
+    /// for containers whose tracks run past their stated duration.
+    fn decode_limit(&self) -> Seconds {
+        (self.max_duration + 60.0).max(attune_media::MAX_DECODE_SECONDS)
     }
 }
 
@@ -152,7 +191,14 @@ pub fn analyze_bytes_with_progress(
         duration: info.duration,
         windows: WindowPlan::UPLOAD.window_count(info.duration),
     });
-    let pcm = attune_media::decode_audio(bytes).map_err(|e| media_error(&e))?;
+    // Validation let a track-less file through only when the options read the picture alone.
+    let audio_absent = info.first_audio().is_none();
+    let pcm = if audio_absent {
+        attune_media::Pcm::default()
+    } else {
+        attune_media::decode_audio_limited(bytes, options.decode_limit())
+            .map_err(|e| media_error(&e))?
+    };
     if options.model == Model::Inter2Audio {
         reject_silence(&pcm.samples)?;
     }
@@ -169,6 +215,7 @@ pub fn analyze_bytes_with_progress(
         video.as_ref(),
         info.duration,
         options.model,
+        audio_absent,
         progress,
     ))
 }
@@ -216,7 +263,7 @@ pub fn analyze_media(
     duration: Seconds,
     model: Model,
 ) -> FileAnalysis {
-    analyze_media_with_progress(samples, video, duration, model, &mut |_| {})
+    analyze_media_with_progress(samples, video, duration, model, false, &mut |_| {})
 }
 
 fn analyze_media_with_progress(
@@ -224,6 +271,7 @@ fn analyze_media_with_progress(
     video: Option<&VisualTrack>,
     duration: Seconds,
     model: Model,
+    audio_absent: bool,
     progress: &mut dyn FnMut(Progress),
 ) -> FileAnalysis {
     let frames = features::extract(samples);
@@ -240,7 +288,10 @@ fn analyze_media_with_progress(
             let window = WindowFeatures {
                 start: span.start,
                 end: span.end,
-                audio: audio_measures(&summary),
+                audio: AudioMeasures {
+                    absent: audio_absent,
+                    ..audio_measures(&summary)
+                },
                 video: video.map(|track| track.measure_window(span.start, span.end)),
             };
             let verdict = analyzer.analyze(&window);
@@ -301,6 +352,7 @@ pub fn audio_measures(s: &SpanFeatures) -> AudioMeasures {
         })
         .count() as u32;
     AudioMeasures {
+        absent: false,
         speech_seconds: s.speech_s,
         pause_count: s.pause_count,
         pause_seconds: f64::from(s.pause_total_s).max(0.0),

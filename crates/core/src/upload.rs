@@ -5,13 +5,15 @@
 //! The CQI of an upload is computed once over the whole file: `overall` from
 //! every window's engagement state and signals, and `timeline` in periods of
 //! [`UPLOAD_TIMELINE_PERIOD_SECONDS`] (the same period as a stream's cadence,
-//! so a file and a live session of the same media read alike).
+//! so a file and a live session of the same media read alike), except that
+//! a file with no detected signal scores the neutral block (see
+//! [`whole_file_quality`]).
 
 use crate::lifecycle::cadence::DEFAULT_PERIOD_SECONDS;
 use crate::merge::{engagement_spans, merge_signals};
 use crate::wire::{
-    ConversationQuality, EngagementSpan, IncludeFlag, Seconds, Signal, TimelineEntry,
-    UploadJobResult, UploadJobWindow,
+    ConversationQuality, EngagementSpan, IncludeFlag, QualityValues, Seconds, Signal,
+    TimelineEntry, UploadJobResult, UploadJobWindow,
 };
 use attune_cqi::{EngagementEvidence, QualityAccumulator, SignalEvidence};
 
@@ -70,8 +72,14 @@ fn evidence(windows: &[UploadJobWindow]) -> (Vec<EngagementEvidence>, Vec<Signal
 }
 
 /// The CQI block over a whole file with only the requested sections, or
-/// `None` when no CQI section was requested. A file with no detected signals
-/// still yields a block (scores then reflect engagement alone, 50 without it).
+/// `None` when no CQI section was requested.
+///
+/// An upload in which no signal was detected scores the neutral block (every
+/// dimension and the index 50, each timeline period too), as the interface
+/// says for uploads: without a signal there is no diagnostic evidence, and
+/// engagement alone would otherwise move the scores. Streams keep their own
+/// rule (their timeline weighs engagement per period; see `attune_cqi`),
+/// since a live session's early periods have no signals yet by nature.
 pub fn whole_file_quality(
     windows: &[UploadJobWindow],
     duration: Seconds,
@@ -81,7 +89,11 @@ pub fn whole_file_quality(
         return None;
     }
     let (engagement, signals) = evidence(windows);
+    let neutral = signals.is_empty();
     let overall = sections.overall.then(|| {
+        if neutral {
+            return QualityValues::NEUTRAL;
+        }
         let mut accumulator = QualityAccumulator::new();
         engagement
             .iter()
@@ -100,7 +112,11 @@ pub fn whole_file_quality(
         .map(|p| TimelineEntry {
             start: p.start,
             end: p.end,
-            values: p.values,
+            values: if neutral {
+                QualityValues::NEUTRAL
+            } else {
+                p.values
+            },
         })
         .collect()
     });
@@ -151,7 +167,7 @@ pub fn v1_parts(windows: &[UploadJobWindow], duration: Seconds, sections: Sectio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::{EngagementLevel, Probability, QualityValues, SignalType};
+    use crate::wire::{EngagementLevel, Probability, SignalType};
 
     fn window(
         index: u32,
@@ -191,6 +207,31 @@ mod tests {
         let json = serde_json::to_value(&result).unwrap();
         assert!(json.get("conversation_quality").is_none());
         assert!(json.get("signals").is_none());
+    }
+
+    #[test]
+    fn upload_without_signals_scores_neutral_cqi() {
+        // Engaged and disengaged windows alike: without a signal, engagement
+        // alone does not move an upload's scores.
+        for level in [EngagementLevel::Engaged, EngagementLevel::Disengaged] {
+            let windows: Vec<_> = (0..4).map(|i| window(i, level, &[])).collect();
+            let sections = Sections::from_flags(&[
+                IncludeFlag::ConversationQualityOverall,
+                IncludeFlag::ConversationQualityTimeline,
+            ]);
+            let quality = job_result(windows.clone(), 20.0, 5.0, sections)
+                .conversation_quality
+                .unwrap();
+            assert_eq!(quality.overall, Some(QualityValues::NEUTRAL), "{level:?}");
+            let timeline = quality.timeline.unwrap();
+            assert_eq!(timeline.len(), 2);
+            assert!(
+                timeline.iter().all(|p| p.values == QualityValues::NEUTRAL),
+                "{level:?}"
+            );
+            let v1 = v1_parts(&windows, 20.0, sections).conversation_quality;
+            assert_eq!(v1, Some(quality), "v1 and v2 score alike");
+        }
     }
 
     #[test]

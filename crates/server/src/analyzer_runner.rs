@@ -1,7 +1,7 @@
 //! The production [`JobRunner`]: attune-core's library entry points, the same
 //! ones an embedding service calls, behind the upload routes.
 
-use crate::jobs::{JobInput, JobRunner, UploadRequest, ValidatedMedia};
+use crate::jobs::{JobInput, JobRunner, UploadRequest, UploadRoute, ValidatedMedia};
 use attune_core::feedback::feedback;
 use attune_core::pipeline::{analyze_bytes, validate, AnalysisOptions};
 use attune_core::upload::V1Parts;
@@ -12,20 +12,26 @@ use std::time::Duration;
 /// Analyzes uploads in-process with the rule analyzer.
 #[derive(Debug, Clone)]
 pub struct AnalyzerRunner {
-    /// Longest accepted media (`ih4004` beyond).
+    /// Longest accepted media on the v2 route (`ih4004` beyond).
     max_duration: Duration,
 }
 
 impl AnalyzerRunner {
-    /// A runner that refuses media longer than `max_duration`.
+    /// A runner that refuses v2 media longer than `max_duration`.
     pub fn new(max_duration: Duration) -> Self {
         AnalyzerRunner { max_duration }
     }
 
+    /// The route's rules: v1 reads a video without audio from its picture
+    /// and has its own maximum; v2 applies the model's rules and the
+    /// deployment's maximum duration.
     fn options(&self, request: &UploadRequest) -> AnalysisOptions {
-        AnalysisOptions {
-            max_duration: self.max_duration.as_secs_f64(),
-            ..AnalysisOptions::new(request.model)
+        match request.route {
+            UploadRoute::V1 => AnalysisOptions::v1_upload(),
+            UploadRoute::V2 => AnalysisOptions {
+                max_duration: self.max_duration.as_secs_f64(),
+                ..AnalysisOptions::new(request.model)
+            },
         }
     }
 }

@@ -202,215 +202,218 @@ impl SpeakerBaselines {
                 });
             }
         };
-        let speech = a.speech_seconds;
-        let spoke = speech >= 0.5;
+        // A missing track is no evidence either way; only the picture is read.
+        if !a.absent {
+            let speech = a.speech_seconds;
+            let spoke = speech >= 0.5;
 
-        // Pauses: absolute norm, 0.5 s and more (Clark & Fox Tree 2002).
-        if spoke {
-            if a.pause_max >= 0.5 {
-                let s = (a.pause_seconds - 0.25) / 1.5;
-                push(
-                    Cue::LongPauses,
-                    s,
-                    format!(
-                        "{} pause{} over {:.1} s (longest {:.1} s)",
-                        a.pause_count,
-                        if a.pause_count == 1 { "" } else { "s" },
-                        a.pause_seconds,
-                        a.pause_max
-                    ),
-                );
-            } else if speech >= 2.0 && a.filled_pause_count == 0 {
-                push(
-                    Cue::Fluent,
-                    1.0 - a.pause_seconds / 0.5,
-                    format!("{:.1} s of speech with no pause over 0.5 s", speech),
-                );
-            }
-        }
-
-        // Filled pauses: an absolute norm too (Clark & Fox Tree 2002: "uh"
-        // and "um" announce a delay). Conversation holds a few fillers per
-        // 100 words (Bortfeld et al. 2001), under one per 5 s window at 2-3
-        // words/s: one may be habit, two in a window are clearly present.
-        if spoke && a.filled_pause_count > 0 {
-            push(
-                Cue::FilledPauses,
-                f64::from(a.filled_pause_count) / 2.0,
-                format!(
-                    "{} filled pause{} ({:.1} s)",
-                    a.filled_pause_count,
-                    if a.filled_pause_count == 1 { "" } else { "s" },
-                    a.filled_pause_seconds
-                ),
-            );
-        }
-
-        if let Some(rate) = a.speech_rate.filter(|_| spoke) {
-            if let Some(z) = self.rate.z(rate) {
-                let text = format!(
-                    "speech rate {rate:.1} syll/s, {}",
-                    relative(rate, self.rate.mean(), " syll/s")
-                );
-                if z < 0.0 {
-                    push(Cue::SlowRate, -z / 2.0, text);
-                } else {
-                    push(Cue::FastRate, z / 2.0, text);
+            // Pauses: absolute norm, 0.5 s and more (Clark & Fox Tree 2002).
+            if spoke {
+                if a.pause_max >= 0.5 {
+                    let s = (a.pause_seconds - 0.25) / 1.5;
+                    push(
+                        Cue::LongPauses,
+                        s,
+                        format!(
+                            "{} pause{} over {:.1} s (longest {:.1} s)",
+                            a.pause_count,
+                            if a.pause_count == 1 { "" } else { "s" },
+                            a.pause_seconds,
+                            a.pause_max
+                        ),
+                    );
+                } else if speech >= 2.0 && a.filled_pause_count == 0 {
+                    push(
+                        Cue::Fluent,
+                        1.0 - a.pause_seconds / 0.5,
+                        format!("{:.1} s of speech with no pause over 0.5 s", speech),
+                    );
                 }
             }
-        }
 
-        if let Some(f0) = a.f0_mean {
-            if let (Some(z), Some(mean)) = (self.f0_mean.z(f0), self.f0_mean.mean()) {
-                let hz = 27.5 * 2f64.powf(f0 / 12.0);
+            // Filled pauses: an absolute norm too (Clark & Fox Tree 2002: "uh"
+            // and "um" announce a delay). Conversation holds a few fillers per
+            // 100 words (Bortfeld et al. 2001), under one per 5 s window at 2-3
+            // words/s: one may be habit, two in a window are clearly present.
+            if spoke && a.filled_pause_count > 0 {
                 push(
-                    Cue::HighPitch,
+                    Cue::FilledPauses,
+                    f64::from(a.filled_pause_count) / 2.0,
+                    format!(
+                        "{} filled pause{} ({:.1} s)",
+                        a.filled_pause_count,
+                        if a.filled_pause_count == 1 { "" } else { "s" },
+                        a.filled_pause_seconds
+                    ),
+                );
+            }
+
+            if let Some(rate) = a.speech_rate.filter(|_| spoke) {
+                if let Some(z) = self.rate.z(rate) {
+                    let text = format!(
+                        "speech rate {rate:.1} syll/s, {}",
+                        relative(rate, self.rate.mean(), " syll/s")
+                    );
+                    if z < 0.0 {
+                        push(Cue::SlowRate, -z / 2.0, text);
+                    } else {
+                        push(Cue::FastRate, z / 2.0, text);
+                    }
+                }
+            }
+
+            if let Some(f0) = a.f0_mean {
+                if let (Some(z), Some(mean)) = (self.f0_mean.z(f0), self.f0_mean.mean()) {
+                    let hz = 27.5 * 2f64.powf(f0 / 12.0);
+                    push(
+                        Cue::HighPitch,
+                        z / 2.0,
+                        format!(
+                            "mean pitch {hz:.0} Hz, {:.1} semitones above this speaker's baseline",
+                            f0 - mean
+                        ),
+                    );
+                }
+            }
+
+            if let Some(range) = a.f0_range {
+                if let Some(z) = self.f0_range.z(range) {
+                    let text = format!(
+                        "pitch range {range:.1} semitones, {}",
+                        relative(range, self.f0_range.mean(), " st")
+                    );
+                    if z > 0.0 {
+                        push(Cue::WideRange, z / 2.0, text);
+                    } else {
+                        push(Cue::NarrowRange, -z / 2.0, text);
+                    }
+                }
+            }
+
+            if let Some(loud) = a.loudness_mean {
+                if let (Some(z), Some(mean)) = (self.loudness.z(loud), self.loudness.mean()) {
+                    let text = format!(
+                        "loudness {:+.1} dB against this speaker's baseline",
+                        loud - mean
+                    );
+                    if z > 0.0 {
+                        push(Cue::Loud, z / 2.0, text);
+                    } else {
+                        push(Cue::Quiet, -z / 2.0, text);
+                    }
+                }
+            }
+
+            // Voice strain: the mean of the three voice-quality z-scores that
+            // point to a less periodic voice (Giddens et al. 2013).
+            let strain: Vec<(f64, String)> = [
+                a.jitter
+                    .and_then(|j| self.jitter.z(j).map(|z| (z, format!("jitter {j:.2}%")))),
+                a.shimmer_db
+                    .and_then(|s| self.shimmer.z(s).map(|z| (z, format!("shimmer {s:.2} dB")))),
+                a.hnr
+                    .and_then(|h| self.hnr.z(h).map(|z| (-z, format!("HNR {h:.1} dB")))),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            if !strain.is_empty() {
+                let z = strain.iter().map(|(z, _)| z).sum::<f64>() / strain.len() as f64;
+                let parts: Vec<&str> = strain.iter().map(|(_, t)| t.as_str()).collect();
+                push(
+                    Cue::VoiceStrain,
                     z / 2.0,
                     format!(
-                        "mean pitch {hz:.0} Hz, {:.1} semitones above this speaker's baseline",
-                        f0 - mean
+                        "{}, less periodic than this speaker's baseline",
+                        parts.join(", ")
                     ),
                 );
             }
-        }
 
-        if let Some(range) = a.f0_range {
-            if let Some(z) = self.f0_range.z(range) {
-                let text = format!(
-                    "pitch range {range:.1} semitones, {}",
-                    relative(range, self.f0_range.mean(), " st")
-                );
-                if z > 0.0 {
-                    push(Cue::WideRange, z / 2.0, text);
-                } else {
-                    push(Cue::NarrowRange, -z / 2.0, text);
+            // Terminal intonation: absolute direction (Smith & Clark 1993).
+            let phrases = a.rising_terminals + a.falling_terminals;
+            if phrases > 0 {
+                let rising = f64::from(a.rising_terminals) / f64::from(phrases);
+                if a.rising_terminals > 0 {
+                    let steep = a
+                        .terminal_rise_max
+                        .map(|s| format!(" (up to {s:+.0} st/s)"))
+                        .unwrap_or_default();
+                    push(
+                        Cue::RisingTerminal,
+                        rising * f64::from(a.rising_terminals.min(3)) / 1.5,
+                        format!(
+                            "{} of {phrases} phrases ended rising{steep}",
+                            a.rising_terminals
+                        ),
+                    );
+                }
+                if a.falling_terminals > 0 {
+                    push(
+                        Cue::FallingTerminal,
+                        (1.0 - rising) * f64::from(a.falling_terminals.min(3)) / 1.5,
+                        format!("{} of {phrases} phrases ended falling", a.falling_terminals),
+                    );
                 }
             }
-        }
 
-        if let Some(loud) = a.loudness_mean {
-            if let (Some(z), Some(mean)) = (self.loudness.z(loud), self.loudness.mean()) {
-                let text = format!(
-                    "loudness {:+.1} dB against this speaker's baseline",
-                    loud - mean
-                );
-                if z > 0.0 {
-                    push(Cue::Loud, z / 2.0, text);
-                } else {
-                    push(Cue::Quiet, -z / 2.0, text);
+            if let Some(latency) = a.response_latency {
+                if latency >= 0.6 {
+                    push(
+                        Cue::LongLatency,
+                        (latency - 0.4) / 0.6,
+                        format!("replies came after {latency:.1} s of silence"),
+                    );
+                } else if latency <= 0.3 {
+                    push(
+                        Cue::ShortLatency,
+                        (0.5 - latency) / 0.3,
+                        format!("replies came within {:.0} ms", latency * 1000.0),
+                    );
                 }
             }
-        }
-
-        // Voice strain: the mean of the three voice-quality z-scores that
-        // point to a less periodic voice (Giddens et al. 2013).
-        let strain: Vec<(f64, String)> = [
-            a.jitter
-                .and_then(|j| self.jitter.z(j).map(|z| (z, format!("jitter {j:.2}%")))),
-            a.shimmer_db
-                .and_then(|s| self.shimmer.z(s).map(|z| (z, format!("shimmer {s:.2} dB")))),
-            a.hnr
-                .and_then(|h| self.hnr.z(h).map(|z| (-z, format!("HNR {h:.1} dB")))),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        if !strain.is_empty() {
-            let z = strain.iter().map(|(z, _)| z).sum::<f64>() / strain.len() as f64;
-            let parts: Vec<&str> = strain.iter().map(|(_, t)| t.as_str()).collect();
-            push(
-                Cue::VoiceStrain,
-                z / 2.0,
-                format!(
-                    "{}, less periodic than this speaker's baseline",
-                    parts.join(", ")
-                ),
-            );
-        }
-
-        // Terminal intonation: absolute direction (Smith & Clark 1993).
-        let phrases = a.rising_terminals + a.falling_terminals;
-        if phrases > 0 {
-            let rising = f64::from(a.rising_terminals) / f64::from(phrases);
-            if a.rising_terminals > 0 {
-                let steep = a
-                    .terminal_rise_max
-                    .map(|s| format!(" (up to {s:+.0} st/s)"))
-                    .unwrap_or_default();
+            if a.overlaps > 0 {
                 push(
-                    Cue::RisingTerminal,
-                    rising * f64::from(a.rising_terminals.min(3)) / 1.5,
+                    Cue::Overlap,
+                    f64::from(a.overlaps) / 2.0,
                     format!(
-                        "{} of {phrases} phrases ended rising{steep}",
-                        a.rising_terminals
+                        "{} change{} of speaker with no silence between the voices",
+                        a.overlaps,
+                        if a.overlaps == 1 { "" } else { "s" }
                     ),
                 );
             }
-            if a.falling_terminals > 0 {
+            if a.backchannels > 0 {
                 push(
-                    Cue::FallingTerminal,
-                    (1.0 - rising) * f64::from(a.falling_terminals.min(3)) / 1.5,
-                    format!("{} of {phrases} phrases ended falling", a.falling_terminals),
+                    Cue::Backchannels,
+                    f64::from(a.backchannels) / 2.0,
+                    format!(
+                        "{} short backchannel{}",
+                        a.backchannels,
+                        if a.backchannels == 1 { "" } else { "s" }
+                    ),
                 );
             }
-        }
-
-        if let Some(latency) = a.response_latency {
-            if latency >= 0.6 {
+            if a.speakers >= 2 && a.turns >= 2 {
+                let share = a.dominant_share.unwrap_or(1.0);
                 push(
-                    Cue::LongLatency,
-                    (latency - 0.4) / 0.6,
-                    format!("replies came after {latency:.1} s of silence"),
-                );
-            } else if latency <= 0.3 {
-                push(
-                    Cue::ShortLatency,
-                    (0.5 - latency) / 0.3,
-                    format!("replies came within {:.0} ms", latency * 1000.0),
+                    Cue::LivelyExchange,
+                    f64::from(a.turns.min(4)) / 3.0 * ((0.9 - share) / 0.3),
+                    format!(
+                        "{} turns between 2 speakers, the most talkative holding {:.0}% of the speech",
+                        a.turns,
+                        share * 100.0
+                    ),
                 );
             }
-        }
-        if a.overlaps > 0 {
-            push(
-                Cue::Overlap,
-                f64::from(a.overlaps) / 2.0,
-                format!(
-                    "{} change{} of speaker with no silence between the voices",
-                    a.overlaps,
-                    if a.overlaps == 1 { "" } else { "s" }
-                ),
-            );
-        }
-        if a.backchannels > 0 {
-            push(
-                Cue::Backchannels,
-                f64::from(a.backchannels) / 2.0,
-                format!(
-                    "{} short backchannel{}",
-                    a.backchannels,
-                    if a.backchannels == 1 { "" } else { "s" }
-                ),
-            );
-        }
-        if a.speakers >= 2 && a.turns >= 2 {
-            let share = a.dominant_share.unwrap_or(1.0);
-            push(
-                Cue::LivelyExchange,
-                f64::from(a.turns.min(4)) / 3.0 * ((0.9 - share) / 0.3),
-                format!(
-                    "{} turns between 2 speakers, the most talkative holding {:.0}% of the speech",
-                    a.turns,
-                    share * 100.0
-                ),
-            );
-        }
-        let ratio = w.speech_ratio();
-        if w.duration() >= 2.0 && ratio < 0.35 {
-            push(
-                Cue::LittleSpeech,
-                (0.4 - ratio) / 0.25,
-                format!("speech in only {:.0}% of the window", ratio * 100.0),
-            );
+            let ratio = w.speech_ratio();
+            if w.duration() >= 2.0 && ratio < 0.35 {
+                push(
+                    Cue::LittleSpeech,
+                    (0.4 - ratio) / 0.25,
+                    format!("speech in only {:.0}% of the window", ratio * 100.0),
+                );
+            }
         }
 
         if let Some(v) = w.video.as_ref().filter(|v| v.coverage >= 0.5) {

@@ -11,6 +11,10 @@ use crate::wire::Seconds;
 /// Audio measurements over one window. Units are in the field docs.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AudioMeasures {
+    /// The media has no audio track at all (a v1 upload of a silent
+    /// video): the other fields are empty and no audio cue is read, so a
+    /// missing track does not pass for a silent speaker.
+    pub absent: bool,
     /// Seconds of speech (voice activity) in the window.
     pub speech_seconds: Seconds,
     /// Silent pauses inside speech of at least 0.25 s (count).

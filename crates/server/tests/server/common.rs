@@ -40,6 +40,8 @@ pub struct Script {
     pub hold: bool,
     /// Panic in the analysis (a bug in the analyzer, as the server sees it).
     pub panic: bool,
+    /// Detect no signal at all (the windows keep their engagement).
+    pub no_signals: bool,
 }
 
 /// A runner scripted by the test (see the module docs).
@@ -62,6 +64,7 @@ impl Default for TestRunner {
                 run_error: None,
                 hold: false,
                 panic: false,
+                no_signals: false,
             }),
             seen: Mutex::new(Vec::new()),
             released: Mutex::new(false),
@@ -170,6 +173,19 @@ impl JobRunner for TestRunner {
         }
         let outcome = match script.run_error {
             Some(error) => Err(error),
+            None if script.no_signals => {
+                let mut result = TestRunner::result_for(job.media.duration_seconds, &job.request);
+                for window in &mut result.windows {
+                    window.signals.clear();
+                }
+                // The CQI block follows from the windows, so it is recomputed.
+                Ok(job_result(
+                    result.windows,
+                    result.duration_seconds,
+                    result.window_seconds,
+                    job.request.sections(),
+                ))
+            }
             None => Ok(TestRunner::result_for(
                 job.media.duration_seconds,
                 &job.request,
