@@ -17,6 +17,9 @@ enum Sending {
     SlowlyWithLength,
     /// `Transfer-Encoding: chunked`, in pieces with pauses between them.
     SlowlyChunked,
+    /// `Content-Length`, in pieces with long pauses: longer in all than the
+    /// server's drain of an unread body takes.
+    VerySlowlyWithLength,
 }
 
 const ALL_WAYS: [Sending; 3] = [
@@ -33,6 +36,7 @@ const LARGE_FILE: usize = 16 * 1024 * 1024;
 const PIECES: usize = 16;
 const PIECE: usize = 256 * 1024;
 const PAUSE: Duration = Duration::from_millis(30);
+const LONG_PAUSE: Duration = Duration::from_millis(200);
 
 fn form_body(form: &Form, file_size: usize) -> Vec<u8> {
     form.clone().media(file_size).into_body()
@@ -49,7 +53,7 @@ async fn send_then_read(
     let form = Form::new();
     let body = match sending {
         Sending::AtOnce => form_body(&form, LARGE_FILE),
-        Sending::SlowlyWithLength | Sending::SlowlyChunked => form_body(&form, PIECES * PIECE),
+        _ => form_body(&form, PIECES * PIECE),
     };
     let auth = credential.map_or(String::new(), |c| format!("Authorization: Bearer {c}\r\n"));
     let framing = match sending {
@@ -65,10 +69,14 @@ async fn send_then_read(
     let sent = async {
         match sending {
             Sending::AtOnce => stream.write_all(&body).await,
-            Sending::SlowlyWithLength => {
+            Sending::SlowlyWithLength | Sending::VerySlowlyWithLength => {
+                let pause = match sending {
+                    Sending::VerySlowlyWithLength => LONG_PAUSE,
+                    _ => PAUSE,
+                };
                 for piece in body.chunks(PIECE) {
                     stream.write_all(piece).await?;
-                    tokio::time::sleep(PAUSE).await;
+                    tokio::time::sleep(pause).await;
                 }
                 Ok(())
             }
@@ -126,7 +134,12 @@ async fn read_answer(stream: &mut TcpStream) -> std::io::Result<(String, String)
 }
 
 /// Asserts every way of sending gets `status` with `code` in its JSON body.
-async fn refused_every_way(server: &ServerHandle, credential: Option<&str>, status: u16, code: &str) {
+async fn refused_every_way(
+    server: &ServerHandle,
+    credential: Option<&str>,
+    status: u16,
+    code: &str,
+) {
     for sending in ALL_WAYS {
         let (line, body) = send_then_read(server, credential, sending).await;
         assert!(
@@ -188,10 +201,17 @@ async fn early_refusal_of_an_announced_oversized_body_reaches_a_client_sending_i
             harness.services(),
         )
         .await;
-    for sending in [Sending::AtOnce, Sending::SlowlyWithLength] {
+    for sending in [
+        Sending::AtOnce,
+        Sending::SlowlyWithLength,
+        Sending::VerySlowlyWithLength,
+    ] {
         let (line, body) = send_then_read(&server, Some(&key), sending).await;
         assert!(line.starts_with("HTTP/1.1 413 "), "{sending:?}: {line}");
-        assert!(body.contains("\"error_id\":\"ih4003\""), "{sending:?}: {body}");
+        assert!(
+            body.contains("\"error_id\":\"ih4003\""),
+            "{sending:?}: {body}"
+        );
     }
     server.shutdown().await;
 }

@@ -2,7 +2,9 @@
 
 mod analysis;
 mod common;
+mod conformance;
 mod demo;
+mod early_refusals;
 mod http;
 mod jobs;
 mod keys;
