@@ -22,6 +22,9 @@
 //! | `stream_analysis_threads` / `ATTUNE_STREAM_ANALYSIS_THREADS` | the number of CPUs |
 //! | `stream_time_scale` / `ATTUNE_STREAM_TIME_SCALE` | `1` |
 //! | `stream_max_lag_ms` / `ATTUNE_STREAM_MAX_LAG_MS` | `2000` |
+//! | `stream_max_queued_bytes` / `ATTUNE_STREAM_MAX_QUEUED_BYTES` | `50331648` (48 MiB) |
+//! | `stream_max_backlog_bytes` / `ATTUNE_STREAM_MAX_BACKLOG_BYTES` | `100663296` (96 MiB) |
+//! | `stream_max_message_bytes` / `ATTUNE_STREAM_MAX_MESSAGE_BYTES` | `67108864` (64 MiB) |
 //! | `stream_models` / `ATTUNE_STREAM_MODELS` | `inter-2,inter-2-audio` |
 //! | `recommender.url` / `ATTUNE_RECOMMENDER_URL` | none: the embedded recommender alone |
 //! | `recommender.model` / `ATTUNE_RECOMMENDER_MODEL` | none (required with `url`) |
@@ -85,6 +88,13 @@ pub struct Config {
     /// A stream frame that waited longer than this for analysis is decoded but not analyzed
     /// (`coverage.dropped`), milliseconds.
     pub stream_max_lag_ms: u64,
+    /// Unread bytes a stream session may hold for analysis; frames beyond are decoded but
+    /// not analyzed (`coverage.dropped`).
+    pub stream_max_queued_bytes: u64,
+    /// Unread bytes a stream session may hold at all; beyond, it ends with `ih1002` (1013).
+    pub stream_max_backlog_bytes: u64,
+    /// Largest WebSocket message read; a larger one ends the session with `ih6002` (1009).
+    pub stream_max_message_bytes: u64,
     /// Models stream sessions may use (`ih1003` for the others), comma-separated in the
     /// environment.
     pub stream_models: Vec<String>,
@@ -169,6 +179,12 @@ pub struct ConfigLayer {
     pub stream_time_scale: Option<u32>,
     /// See [`Config::stream_max_lag_ms`].
     pub stream_max_lag_ms: Option<u64>,
+    /// See [`Config::stream_max_queued_bytes`].
+    pub stream_max_queued_bytes: Option<u64>,
+    /// See [`Config::stream_max_backlog_bytes`].
+    pub stream_max_backlog_bytes: Option<u64>,
+    /// See [`Config::stream_max_message_bytes`].
+    pub stream_max_message_bytes: Option<u64>,
     /// See [`Config::stream_models`].
     pub stream_models: Option<Vec<String>>,
     /// The `[recommender]` table: the optional realtime recommendation backend.
@@ -289,6 +305,15 @@ impl ConfigLayer {
                 }
                 "STREAM_TIME_SCALE" => layer.stream_time_scale = Some(parse(&name, value)?),
                 "STREAM_MAX_LAG_MS" => layer.stream_max_lag_ms = Some(parse(&name, value)?),
+                "STREAM_MAX_QUEUED_BYTES" => {
+                    layer.stream_max_queued_bytes = Some(parse(&name, value)?)
+                }
+                "STREAM_MAX_BACKLOG_BYTES" => {
+                    layer.stream_max_backlog_bytes = Some(parse(&name, value)?)
+                }
+                "STREAM_MAX_MESSAGE_BYTES" => {
+                    layer.stream_max_message_bytes = Some(parse(&name, value)?)
+                }
                 "DEMO_API_KEY" => layer.demo_api_key = Some(DemoApiKey(value.to_owned())),
                 "STREAM_MODELS" => {
                     layer.stream_models = Some(
@@ -344,6 +369,15 @@ impl ConfigLayer {
                 .or(self.stream_analysis_threads),
             stream_time_scale: over.stream_time_scale.or(self.stream_time_scale),
             stream_max_lag_ms: over.stream_max_lag_ms.or(self.stream_max_lag_ms),
+            stream_max_queued_bytes: over
+                .stream_max_queued_bytes
+                .or(self.stream_max_queued_bytes),
+            stream_max_backlog_bytes: over
+                .stream_max_backlog_bytes
+                .or(self.stream_max_backlog_bytes),
+            stream_max_message_bytes: over
+                .stream_max_message_bytes
+                .or(self.stream_max_message_bytes),
             stream_models: over.stream_models.or(self.stream_models),
             recommender: self.recommender.overlay(over.recommender),
             demo_api_key: over.demo_api_key.or(self.demo_api_key),
@@ -508,6 +542,12 @@ impl Config {
                 layer.stream_time_scale.unwrap_or(1),
             )?,
             stream_max_lag_ms: layer.stream_max_lag_ms.unwrap_or(2000),
+            stream_max_queued_bytes: layer.stream_max_queued_bytes.unwrap_or(48 << 20),
+            stream_max_backlog_bytes: layer.stream_max_backlog_bytes.unwrap_or(96 << 20),
+            stream_max_message_bytes: at_least_one(
+                "stream_max_message_bytes",
+                layer.stream_max_message_bytes.unwrap_or(64 << 20),
+            )?,
             stream_models: stream_models(layer.stream_models)?,
             recommender: layer.recommender,
             demo_api_key: demo_api_key(layer.demo_api_key)?,
@@ -541,6 +581,10 @@ impl Config {
             shutdown_notice_seconds: self.stream_shutdown_notice_seconds as f64,
             analysis_threads: self.stream_analysis_threads,
             max_lag: Duration::from_millis(self.stream_max_lag_ms),
+            max_queued_bytes: self.stream_max_queued_bytes,
+            max_backlog_bytes: self.stream_max_backlog_bytes,
+            max_message_bytes: usize::try_from(self.stream_max_message_bytes)
+                .unwrap_or(usize::MAX),
             recommender: self.recommendation_service().unwrap_or_else(|error| {
                 tracing::error!(%error, "recommender backend unusable: the embedded recommender writes realtime recommendations");
                 crate::recommend_backend::RecommendationService::embedded()

@@ -23,6 +23,15 @@
 //! - A zero-byte binary frame answers a non-fatal `ih6007` for its segment; an
 //!   oversized one a non-fatal `ih6002`. Both are counted as segments, so
 //!   `segment` always names the caller's n-th binary frame (zero-based).
+//! - A realtime config frame changes only the fields it names: an omitted
+//!   field keeps its current value, an explicit `null` resets it (no
+//!   instructions, frequency `medium`, both analysis groups). The interface's
+//!   "the most recent wins" holds per field.
+//! - A message over the socket's read cap ends the session with `ih6002` and
+//!   close 1009; a revoked credential ends it with `ih2014` (token) or
+//!   `ih2001` (key) at the next chunk or window; media the server cannot even
+//!   decode in time past its hard backlog bound ends it with `ih1002` (1013)
+//!   rather than being discarded.
 //! - A config frame is applied atomically: when any part is refused
 //!   (a model the credential lacks, a model change after media, `audio_format`
 //!   on another model), nothing of it applies and no `session.updated` follows.
@@ -46,7 +55,7 @@ use crate::wire::{
     AnalysisGroup, AudioFormat, ClientFrame, CoverageDegraded, CoverageDropped, CoverageReason,
     Endpoint, ErrorEvent, EventData, IncludeFlag, Model, RealtimeConfig,
     RealtimeRecommendationGenerated, RecommendationFrequency, Seconds, SessionClosing,
-    SessionReady, SessionUpdated, StreamConfig, SupportedConfigOptions, TextOption, TimeRange,
+    SessionReady, SessionUpdated, StreamConfig, SupportedConfigOptions, TimeRange,
     TranscriptSegment,
 };
 
@@ -78,6 +87,15 @@ pub enum Action {
         /// Close reason (short, safe to show).
         reason: String,
     },
+}
+
+/// Which credential of a running session stopped authenticating.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Revoked {
+    /// A client token revoked, or the key that minted it (`ih2014`).
+    Token,
+    /// The API key the session was opened with (`ih2001`).
+    Key,
 }
 
 /// The phase of a session.
@@ -267,10 +285,8 @@ impl StreamSession {
                 },
                 model: (self.setup.endpoint == Endpoint::StreamV2)
                     .then(|| self.setup.selectable_models.clone()),
-                realtime_recommendation_instructions: realtime.then(|| TextOption {
-                    value_type: "string".into(),
-                    max_length: crate::wire::MAX_INSTRUCTIONS_CHARS as u32,
-                }),
+                realtime_recommendation_instructions: realtime
+                    .then(crate::wire::instructions_option_description),
                 realtime_recommendation_frequency: realtime
                     .then(|| RecommendationFrequency::ALL.to_vec()),
                 analysis_groups: realtime.then(|| AnalysisGroup::ALL.to_vec()),
@@ -299,8 +315,8 @@ impl StreamSession {
             }
             Ok(ClientFrame::SessionClose) => self.begin_close(now),
             Ok(ClientFrame::StreamConfig(config)) => self.apply_stream_config(config),
-            Ok(ClientFrame::RealtimeConfig(config)) => {
-                self.realtime.config = config;
+            Ok(ClientFrame::RealtimeConfig(update)) => {
+                self.realtime.config.apply(&update);
                 let c = &self.realtime.config;
                 vec![Action::Send(EventData::SessionUpdated(
                     SessionUpdated::Realtime {
@@ -746,6 +762,55 @@ impl StreamSession {
             .collect();
         actions.extend(self.fail(ServiceError::new(ErrorCode::Ih6005)));
         actions
+    }
+
+    /// The credential the session was opened with stopped authenticating while the session
+    /// ran (checked by the server at each chunk or window): the session ends now, as a
+    /// handshake with that credential would be refused, with the catalog's close code.
+    pub fn on_credential_revoked(&mut self, revoked: Revoked) -> Vec<Action> {
+        let error = match revoked {
+            Revoked::Token => ServiceError::with_message(
+                ErrorCode::Ih2014,
+                "the client token of this session was revoked (or the key that minted it)",
+            ),
+            // A key's refusal never says why, as at the handshake.
+            Revoked::Key => ServiceError::new(ErrorCode::Ih2001),
+        };
+        self.fail(error)
+    }
+
+    /// A message over the socket's read cap arrived (`size` bytes when the frame header
+    /// said so). It cannot be skipped: its bytes were not read, so the frames after it
+    /// cannot be found. The session ends with `ih6002` and close 1009 (message too big),
+    /// not as if the client had left.
+    pub fn on_message_too_large(&mut self, size: Option<u64>, limit: u64) -> Vec<Action> {
+        let message = match size {
+            Some(size) => format!(
+                "a message of {size} bytes is over this server's limit of {limit} bytes per \
+                 WebSocket message; send binary frames of at most {} bytes",
+                self.setup.limits.max_segment_size_bytes
+            ),
+            None => format!(
+                "a message is over this server's limit of {limit} bytes per WebSocket \
+                 message; send binary frames of at most {} bytes",
+                self.setup.limits.max_segment_size_bytes
+            ),
+        };
+        self.fail(ServiceError::with_message(ErrorCode::Ih6002, message))
+    }
+
+    /// The session's media arrives faster than even decoding keeps up with and its unread
+    /// bytes reached the hard bound. Discarding frames would corrupt a continuous container
+    /// (every later frame depends on the bytes before it), so the session ends cleanly with
+    /// `ih1002` and close 1013 (try again later) instead.
+    pub fn on_media_backlog_overflow(&mut self, queued_bytes: u64, limit: u64) -> Vec<Action> {
+        self.fail(ServiceError::with_message(
+            ErrorCode::Ih1002,
+            format!(
+                "media arrives faster than this server can read it: {queued_bytes} bytes are \
+                 waiting, over the limit of {limit}; reconnect and send at the media's pace"
+            ),
+        ))
     }
 
     /// Sends the error and closes with its close code. Any caller-side fatal

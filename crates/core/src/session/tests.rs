@@ -586,3 +586,163 @@ fn streams_never_ask_for_recommendations() {
     ]);
     assert!(!types(&actions).iter().any(|t| t.starts_with("recommend")));
 }
+
+/// Issue 11, defect 1: a strictly typed client reads `session.ready` on realtime. Each
+/// `supported_session_config_options` member has the JSON type such a client declares: the
+/// instructions a string, the two enumerations arrays of strings, `include` an array and
+/// `model` null; the limits are integers.
+#[test]
+fn realtime_ready_has_the_json_types_typed_clients_declare() {
+    let (_, actions) = StreamSession::open(setup(Endpoint::Realtime, ALL_SCOPES, None), 0.0);
+    let Action::Send(data @ EventData::SessionReady(_)) = &actions[0] else {
+        panic!("{actions:?}")
+    };
+    let event = crate::wire::Event {
+        timestamp: crate::wire::Timestamp::now(),
+        correlation_id: "c".into(),
+        data: data.clone(),
+    };
+    let json: serde_json::Value = serde_json::from_str(&event.to_json()).unwrap();
+    let ready = &json["data"];
+    for limit in [
+        "session_idle_timeout_seconds",
+        "session_max_duration_seconds",
+        "min_segment_size_bytes",
+        "max_segment_size_bytes",
+    ] {
+        assert!(ready[limit].is_u64(), "{limit}: {ready}");
+    }
+    assert!(ready["max_segment_duration_seconds"].is_null(), "{ready}");
+    let options = ready["supported_session_config_options"]
+        .as_object()
+        .unwrap();
+    let instructions = options["realtime_recommendation_instructions"]
+        .as_str()
+        .unwrap_or_else(|| panic!("instructions must be a JSON string: {ready}"));
+    assert!(instructions.contains("4000"), "{instructions}");
+    let strings = |name: &str| -> Vec<String> {
+        options[name]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name} must be an array: {ready}"))
+            .iter()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        strings("realtime_recommendation_frequency"),
+        ["high", "medium", "low"]
+    );
+    assert_eq!(strings("analysis_groups"), ["visual", "audio"]);
+    assert!(strings("include").is_empty());
+    assert!(options["model"].is_null());
+    let mut names: Vec<&str> = options.keys().map(String::as_str).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "analysis_groups",
+            "include",
+            "model",
+            "realtime_recommendation_frequency",
+            "realtime_recommendation_instructions"
+        ]
+    );
+}
+
+/// Issue 11, defect 10: `update_config(realtime_recommendation_frequency=...)` of the official
+/// Python client sends that one field; the instructions stay and recommendations go on.
+#[test]
+fn partial_realtime_config_keeps_the_instructions_and_recommendations_go_on() {
+    let mut session = open(Endpoint::Realtime);
+    session.on_text(
+        0.0,
+        r#"{"realtime_recommendation_instructions":"coach the seller","analysis_groups":["audio"]}"#,
+    );
+    let actions = session.on_text(0.5, r#"{"realtime_recommendation_frequency":"high"}"#);
+    let [Action::Send(EventData::SessionUpdated(SessionUpdated::Realtime {
+        realtime_recommendation_instructions,
+        realtime_recommendation_frequency,
+        analysis_groups,
+    }))] = &actions[..]
+    else {
+        panic!("{actions:?}")
+    };
+    // `session.updated` reports the whole config in force after the merge.
+    assert_eq!(
+        realtime_recommendation_instructions.as_deref(),
+        Some("coach the seller")
+    );
+    assert_eq!(
+        *realtime_recommendation_frequency,
+        RecommendationFrequency::High
+    );
+    assert_eq!(analysis_groups, &[AnalysisGroup::Audio]);
+    let transcript = r#"{"type":"transcript.updated","transcript":[{"start":0,"end":2,"text":"hi","speaker":0}]}"#;
+    session.on_text(1.0, transcript);
+    let stress = [(SignalType::Stress, Modality::Audio)];
+    let actions = session.on_windows(&[window(0.0, &stress), window(5.0, &stress)]);
+    assert!(
+        types(&actions).contains(&"recommend:0-10".to_owned()),
+        "{:?}",
+        types(&actions)
+    );
+    // An explicit null clears the instructions.
+    session.on_text(11.0, r#"{"realtime_recommendation_instructions":null}"#);
+    assert_eq!(
+        session
+            .realtime()
+            .config
+            .realtime_recommendation_instructions,
+        None
+    );
+    assert_eq!(
+        session.realtime().config.realtime_recommendation_frequency,
+        RecommendationFrequency::High
+    );
+}
+
+/// Issue 11, defect 4: a revoked credential ends a running session with its code and close.
+#[test]
+fn a_revoked_credential_ends_the_session_with_its_code() {
+    for (revoked, code, close) in [
+        (Revoked::Token, ErrorCode::Ih2014, "close:4001"),
+        (Revoked::Key, ErrorCode::Ih2001, "close:4001"),
+    ] {
+        let mut session = open(Endpoint::StreamV2);
+        session.on_binary(1.0, vec![1; 10]);
+        let actions = session.on_credential_revoked(revoked);
+        assert_eq!(types(&actions), [format!("error:{code}"), close.to_owned()]);
+        assert_eq!(error_of(&actions).segment, None);
+        assert_eq!(session.phase(), Phase::Closed);
+        // Nothing follows the close.
+        assert!(session.on_credential_revoked(revoked).is_empty());
+        assert!(session.on_binary(2.0, vec![1; 10]).is_empty());
+    }
+}
+
+/// Issue 11, defect 7: a message over the socket cap is `ih6002` and close 1009, not a
+/// silent 1000.
+#[test]
+fn a_message_over_the_socket_cap_is_ih6002_and_close_1009() {
+    let mut session = open(Endpoint::StreamV1);
+    let actions = session.on_message_too_large(Some(70 << 20), 64 << 20);
+    assert_eq!(types(&actions), ["error:ih6002", "close:1009"]);
+    let error = error_of(&actions);
+    assert!(
+        error.message.contains(&(70u64 << 20).to_string()),
+        "{}",
+        error.message
+    );
+    assert_eq!(session.phase(), Phase::Closed);
+}
+
+/// Issue 11, defect 6: past the hard backlog bound the session closes cleanly (`ih1002`,
+/// 1013, "try again later") rather than dropping bytes of a continuous container.
+#[test]
+fn a_backlog_past_the_hard_bound_closes_with_ih1002_and_1013() {
+    let mut session = open(Endpoint::StreamV2);
+    session.on_binary(1.0, vec![1; 10]);
+    let actions = session.on_media_backlog_overflow(200, 100);
+    assert_eq!(types(&actions), ["error:ih1002", "close:1013"]);
+    assert_eq!(session.phase(), Phase::Closed);
+}

@@ -178,7 +178,11 @@ pub struct SessionReady {
 /// `supported_session_config_options` of `session.ready`.
 ///
 /// `model` is always written: `null` on v1, the credential's selectable models
-/// on v2. The three realtime entries are written only on the realtime endpoint.
+/// on v2. The three realtime entries are written only on the realtime endpoint,
+/// each as the JSON type existing clients read it as: the instructions as a
+/// *string* describing what is accepted (the official Python client types the
+/// member `str` and refuses the whole envelope otherwise), the two enumerations
+/// as arrays of their allowed values.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SupportedConfigOptions {
@@ -186,26 +190,15 @@ pub struct SupportedConfigOptions {
     pub include: Vec<IncludeFlag>,
     /// Selectable models (v2), `null` elsewhere.
     pub model: Option<Vec<Model>>,
-    /// Realtime: the free-text instructions field.
+    /// Realtime: what the free-text instructions field accepts, in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub realtime_recommendation_instructions: Option<TextOption>,
+    pub realtime_recommendation_instructions: Option<String>,
     /// Realtime: the allowed frequencies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub realtime_recommendation_frequency: Option<Vec<RecommendationFrequency>>,
     /// Realtime: the allowed analysis groups.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub analysis_groups: Option<Vec<AnalysisGroup>>,
-}
-
-/// Describes a free-text config option: `{"type": "string", "max_length": N}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TextOption {
-    /// Always `string`.
-    #[serde(rename = "type")]
-    pub value_type: String,
-    /// Longest accepted value in characters.
-    pub max_length: u32,
 }
 
 /// `session.updated` data: the post-apply configuration.

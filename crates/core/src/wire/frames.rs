@@ -15,6 +15,15 @@ use std::fmt;
 /// Longest accepted `realtime_recommendation_instructions`, in characters.
 pub const MAX_INSTRUCTIONS_CHARS: usize = 4000;
 
+/// What `session.ready` advertises for `realtime_recommendation_instructions`: a
+/// human-readable description, since clients type that member as a string.
+pub fn instructions_option_description() -> String {
+    format!(
+        "string, up to {MAX_INSTRUCTIONS_CHARS} characters; a non-empty value enables \
+         recommendations, null or an empty string disables them"
+    )
+}
+
 /// The WebSocket endpoint a frame arrived on; parsing rules differ per endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Endpoint {
@@ -42,8 +51,8 @@ impl Endpoint {
 pub enum ClientFrame {
     /// A stream session config frame (v1, v2).
     StreamConfig(StreamConfig),
-    /// A realtime session config frame.
-    RealtimeConfig(RealtimeConfig),
+    /// A realtime session config frame: the fields it names.
+    RealtimeConfig(RealtimeConfigUpdate),
     /// `{"type": "session.close"}`
     SessionClose,
     /// A realtime transcript replacement.
@@ -85,9 +94,8 @@ pub enum AudioEncoding {
     PcmS16le,
 }
 
-/// A validated realtime session config frame. Each accepted frame replaces the
-/// whole realtime config (the most recent wins); omitted fields take their
-/// defaults.
+/// The realtime config in force: the merge of every accepted config frame
+/// ([`RealtimeConfig::apply`]), starting from [`RealtimeConfig::default`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct RealtimeConfig {
     /// Non-empty instructions enable recommendations; `None` disables them.
@@ -106,6 +114,45 @@ impl Default for RealtimeConfig {
             analysis_groups: vec![AnalysisGroup::Audio, AnalysisGroup::Visual],
         }
     }
+}
+
+impl RealtimeConfig {
+    /// Applies one accepted config frame: the fields it names take their new value (the most
+    /// recent wins), the fields it omits keep theirs. Existing clients send partial frames
+    /// (the official Python client's `update_config(...)` sends only the arguments it was
+    /// given), and a change of frequency must not silently drop the instructions.
+    pub fn apply(&mut self, update: &RealtimeConfigUpdate) {
+        if let Some(instructions) = &update.realtime_recommendation_instructions {
+            self.realtime_recommendation_instructions = instructions.clone();
+        }
+        if let Some(frequency) = update.realtime_recommendation_frequency {
+            self.realtime_recommendation_frequency = frequency;
+        }
+        if let Some(groups) = &update.analysis_groups {
+            self.analysis_groups = groups.clone();
+        }
+    }
+
+    /// This config with `update` applied.
+    #[must_use]
+    pub fn merged(mut self, update: &RealtimeConfigUpdate) -> RealtimeConfig {
+        self.apply(update);
+        self
+    }
+}
+
+/// A validated realtime session config frame: `None` for a field the frame
+/// omits (the current value stays). An explicit `null` is already resolved to
+/// what it means: no instructions (as is an empty or blank string), frequency
+/// `medium`, both analysis groups.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RealtimeConfigUpdate {
+    /// `Some(None)` clears the instructions (which stops recommendations).
+    pub realtime_recommendation_instructions: Option<Option<String>>,
+    /// A new pacing.
+    pub realtime_recommendation_frequency: Option<RecommendationFrequency>,
+    /// New active groups (at least one).
+    pub analysis_groups: Option<Vec<AnalysisGroup>>,
 }
 
 /// The `session.close` frame (no fields besides `type`).
@@ -212,8 +259,8 @@ struct RawStreamConfigV1 {
 struct RawRealtimeConfig {
     #[serde(default, deserialize_with = "present")]
     realtime_recommendation_instructions: Option<Option<String>>,
-    #[serde(default)]
-    realtime_recommendation_frequency: Option<RecommendationFrequency>,
+    #[serde(default, deserialize_with = "present")]
+    realtime_recommendation_frequency: Option<Option<RecommendationFrequency>>,
     #[serde(default, deserialize_with = "present")]
     analysis_groups: Option<Option<Vec<AnalysisGroup>>>,
 }
@@ -298,33 +345,33 @@ fn parse_config(value: serde_json::Value, endpoint: Endpoint) -> Result<ClientFr
             let defaults = RealtimeConfig::default();
             let instructions = raw
                 .realtime_recommendation_instructions
-                .flatten()
-                .filter(|s| !s.trim().is_empty());
-            if let Some(text) = &instructions {
+                .map(|value| value.filter(|s| !s.trim().is_empty()));
+            if let Some(Some(text)) = &instructions {
                 if text.chars().count() > MAX_INSTRUCTIONS_CHARS {
                     return Err(FrameError::InvalidConfig(format!(
                         "realtime_recommendation_instructions is longer than {MAX_INSTRUCTIONS_CHARS} characters"
                     )));
                 }
             }
-            let analysis_groups = match raw.analysis_groups.flatten() {
-                None => defaults.analysis_groups,
-                Some(groups) if groups.is_empty() => {
+            let analysis_groups = match raw.analysis_groups {
+                None => None,
+                Some(None) => Some(defaults.analysis_groups),
+                Some(Some(groups)) if groups.is_empty() => {
                     return Err(FrameError::InvalidConfig(
                         "analysis_groups needs at least one of visual, audio".into(),
                     ))
                 }
-                Some(mut groups) => {
+                Some(Some(mut groups)) => {
                     groups.sort();
                     groups.dedup();
-                    groups
+                    Some(groups)
                 }
             };
-            Ok(ClientFrame::RealtimeConfig(RealtimeConfig {
+            Ok(ClientFrame::RealtimeConfig(RealtimeConfigUpdate {
                 realtime_recommendation_instructions: instructions,
                 realtime_recommendation_frequency: raw
                     .realtime_recommendation_frequency
-                    .unwrap_or(defaults.realtime_recommendation_frequency),
+                    .map(|f| f.unwrap_or(defaults.realtime_recommendation_frequency)),
                 analysis_groups,
             }))
         }

@@ -692,10 +692,11 @@ fn golden_events() -> Vec<(Event, Value)> {
         supported_session_config_options: SupportedConfigOptions {
             include: vec![],
             model: None,
-            realtime_recommendation_instructions: Some(TextOption {
-                value_type: "string".into(),
-                max_length: 4000,
-            }),
+            realtime_recommendation_instructions: Some(
+                "string, up to 4000 characters; a non-empty value enables recommendations, null \
+                 or an empty string disables them"
+                    .into(),
+            ),
             realtime_recommendation_frequency: Some(RecommendationFrequency::ALL.to_vec()),
             analysis_groups: Some(vec![AnalysisGroup::Visual, AnalysisGroup::Audio]),
         },
@@ -777,7 +778,7 @@ fn golden_events() -> Vec<(Event, Value)> {
                     "supported_session_config_options": {
                         "include": [],
                         "model": null,
-                        "realtime_recommendation_instructions": {"type": "string", "max_length": 4000},
+                        "realtime_recommendation_instructions": "string, up to 4000 characters; a non-empty value enables recommendations, null or an empty string disables them",
                         "realtime_recommendation_frequency": ["high", "medium", "low"],
                         "analysis_groups": ["visual", "audio"]
                     }
@@ -1188,11 +1189,16 @@ fn stream_config(frame: Result<ClientFrame, FrameError>) -> StreamConfig {
     }
 }
 
-fn realtime_config(frame: Result<ClientFrame, FrameError>) -> RealtimeConfig {
+fn realtime_update(frame: Result<ClientFrame, FrameError>) -> RealtimeConfigUpdate {
     match frame {
-        Ok(ClientFrame::RealtimeConfig(config)) => config,
+        Ok(ClientFrame::RealtimeConfig(update)) => update,
         other => panic!("expected a realtime config, got {other:?}"),
     }
+}
+
+/// The config a session opened with defaults holds after `frame`.
+fn realtime_config(frame: Result<ClientFrame, FrameError>) -> RealtimeConfig {
+    RealtimeConfig::default().merged(&realtime_update(frame))
 }
 
 /// Asserts a refused config frame: `ih6001`, fatal only on v1 outside a drain.
@@ -1377,6 +1383,64 @@ fn realtime_analysis_groups_null_or_omitted_mean_both_and_empty_is_refused() {
         r#"{"realtime_recommendation_frequency": "hourly"}"#,
         Endpoint::Realtime,
     );
+}
+
+/// Issue 11, defect 10: a frame naming one field changes that field only; `null` resets one.
+#[test]
+fn partial_realtime_config_frames_keep_the_fields_they_omit() {
+    let mut config = realtime_config(parse(
+        r#"{"realtime_recommendation_instructions": "Coach the seller.",
+            "analysis_groups": ["audio"]}"#,
+        Endpoint::Realtime,
+    ));
+    // What the official Python client sends for `update_config(realtime_recommendation_frequency="high")`.
+    let update = realtime_update(parse(
+        r#"{"realtime_recommendation_frequency": "high"}"#,
+        Endpoint::Realtime,
+    ));
+    assert_eq!(
+        update,
+        RealtimeConfigUpdate {
+            realtime_recommendation_frequency: Some(RecommendationFrequency::High),
+            ..RealtimeConfigUpdate::default()
+        }
+    );
+    config.apply(&update);
+    assert_eq!(
+        config,
+        RealtimeConfig {
+            realtime_recommendation_instructions: Some("Coach the seller.".into()),
+            realtime_recommendation_frequency: RecommendationFrequency::High,
+            analysis_groups: vec![AnalysisGroup::Audio],
+        }
+    );
+    // `{}` changes nothing; explicit nulls reset to the defaults; "" clears the instructions.
+    config.apply(&realtime_update(parse("{}", Endpoint::Realtime)));
+    assert_eq!(
+        config.realtime_recommendation_frequency,
+        RecommendationFrequency::High
+    );
+    config.apply(&realtime_update(parse(
+        r#"{"analysis_groups": null, "realtime_recommendation_frequency": null}"#,
+        Endpoint::Realtime,
+    )));
+    assert_eq!(
+        config.analysis_groups,
+        RealtimeConfig::default().analysis_groups
+    );
+    assert_eq!(
+        config.realtime_recommendation_frequency,
+        RecommendationFrequency::Medium
+    );
+    assert!(config.realtime_recommendation_instructions.is_some());
+    for clear in [
+        r#"{"realtime_recommendation_instructions": null}"#,
+        r#"{"realtime_recommendation_instructions": "  "}"#,
+    ] {
+        let mut c = config.clone();
+        c.apply(&realtime_update(parse(clear, Endpoint::Realtime)));
+        assert_eq!(c.realtime_recommendation_instructions, None, "{clear}");
+    }
 }
 
 #[test]

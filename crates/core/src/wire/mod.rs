@@ -22,12 +22,12 @@ pub use enums::{
 pub use events::{
     ConversationQualityUpdated, CoverageDegraded, CoverageDropped, EngagementUpdated, ErrorEvent,
     Event, EventData, RealtimeRecommendationGenerated, SessionClosing, SessionEnded, SessionReady,
-    SessionUpdated, SignalEnded, SignalEvent, SupportedConfigOptions, TextOption,
-    TranscriptGenerated,
+    SessionUpdated, SignalEnded, SignalEvent, SupportedConfigOptions, TranscriptGenerated,
 };
 pub use frames::{
-    AudioEncoding, AudioFormat, ClientFrame, Endpoint, FrameError, RealtimeConfig, SessionClose,
-    StreamConfig, TranscriptUpdated, MAX_INSTRUCTIONS_CHARS,
+    instructions_option_description, AudioEncoding, AudioFormat, ClientFrame, Endpoint, FrameError,
+    RealtimeConfig, RealtimeConfigUpdate, SessionClose, StreamConfig, TranscriptUpdated,
+    MAX_INSTRUCTIONS_CHARS,
 };
 pub use resources::{
     AnalysisResult, ClientTokenRequest, ClientTokenResponse, ClientTokenRevokeRequest,

@@ -186,6 +186,14 @@ pub trait KeyStore: Send + Sync {
     /// The key whose hash is `hash`, whatever its status.
     fn find_key(&self, hash: KeyHash) -> StoreFuture<'_, Option<KeyRecord>>;
 
+    /// A counter that moves whenever a key or a client token is revoked through this store
+    /// instance, so running stream sessions know when to read their credential again without
+    /// a query per frame. A store that cannot tell answers a constant: sessions then
+    /// recheck on a timer only.
+    fn revocations(&self) -> u64 {
+        0
+    }
+
     /// How many keys were ever created, revoked ones included.
     fn key_count(&self) -> StoreFuture<'_, u64>;
 

@@ -9,6 +9,7 @@ use crate::ids::{hex, random_bytes};
 use crate::keys::{ApiKey, KeyHash, Scope};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use time::{Date, OffsetDateTime};
@@ -100,6 +101,8 @@ pub struct SqliteStore {
     conn: Arc<Mutex<Connection>>,
     /// Where the file is, for messages.
     path: PathBuf,
+    /// Revocations made through this store (see [`KeyStore::revocations`]).
+    revocations: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -122,12 +125,19 @@ impl SqliteStore {
         Ok(SqliteStore {
             conn: Arc::new(Mutex::new(conn)),
             path,
+            revocations: Arc::new(AtomicU64::new(0)),
         })
     }
 
     /// The file this store lives in.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Counts one committed revocation (bumped after the commit, so whoever sees the new
+    /// count reads the revoked state).
+    pub(super) fn revocation_counter(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.revocations)
     }
 
     /// Runs `f` with the connection on the blocking pool, so SQLite's
@@ -434,6 +444,7 @@ impl KeyStore for SqliteStore {
 
     fn revoke_key<'a>(&'a self, key_id: &'a str) -> StoreFuture<'a, KeyRecord> {
         let key_id = key_id.to_owned();
+        let revocations = self.revocation_counter();
         Box::pin(self.call(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             tx.execute(
@@ -443,8 +454,13 @@ impl KeyStore for SqliteStore {
             )?;
             let record = key_by_id(&tx, &key_id)?.ok_or(StoreError::UnknownKey(key_id))?;
             tx.commit()?;
+            revocations.fetch_add(1, Ordering::AcqRel);
             Ok(record)
         }))
+    }
+
+    fn revocations(&self) -> u64 {
+        self.revocations.load(Ordering::Acquire)
     }
 
     fn find_key(&self, hash: KeyHash) -> StoreFuture<'_, Option<KeyRecord>> {

@@ -166,6 +166,7 @@ impl TokenStore for SqliteStore {
     }
 
     fn revoke_token(&self, hash: KeyHash, account_id: i64, at: Timestamp) -> StoreFuture<'_, bool> {
+        let revocations = self.revocation_counter();
         Box::pin(self.call(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let found: bool = tx.query_row(
@@ -180,6 +181,7 @@ impl TokenStore for SqliteStore {
                 params![hash.as_bytes(), account_id, at.unix_millis()],
             )?;
             tx.commit()?;
+            revocations.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
             Ok(found)
         }))
     }

@@ -11,8 +11,13 @@
 //! batch started is behind; it is still demuxed and decoded (container and codec state must
 //! follow the stream) but not analyzed, and the windows it covered come back as
 //! `coverage.dropped`. Decoding alone is several times cheaper than feature extraction, so a
-//! lagging session catches up. Frames beyond [`StreamSettings::max_queued_bytes`] are not
-//! queued at all (see [`Enqueued::Refused`]).
+//! lagging session catches up. A frame that arrives while the session already holds
+//! [`StreamSettings::max_queued_bytes`] of unread frames is treated the same way at once
+//! ([`Enqueued::DecodeOnly`]): its bytes are kept, because every later frame of a continuous
+//! WebM/fMP4/TS stream depends on them, and only its analysis is skipped. Memory stays bounded
+//! by [`StreamSettings::max_backlog_bytes`]: a session whose unread frames would pass it cannot
+//! even be decoded in time, and is closed cleanly ([`Enqueued::Overflow`], `ih1002`) rather
+//! than fed a stream with a hole in it.
 
 use super::StreamSettings;
 use attune_core::live::{LiveAnalyzer, LiveOutput};
@@ -106,11 +111,13 @@ fn worker(shared: &PoolShared) {
 
 /// Work for a session's analysis, in the order the session produced it.
 enum Work {
-    /// A binary frame, with when it arrived.
+    /// A binary frame, with when it arrived and whether saturation already decided to skip
+    /// its analysis.
     Media {
         segment: u64,
         bytes: Vec<u8>,
         arrived: Instant,
+        skip: bool,
     },
     /// Frames are raw PCM from now on.
     AudioFormat(AudioFormat),
@@ -129,13 +136,17 @@ pub(crate) enum AnalysisEvent {
     Failed(ServiceError),
 }
 
-/// Whether a frame was queued.
+/// What became of a frame handed to the analysis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Enqueued {
     /// Queued for analysis.
     Queued,
-    /// Not queued: the session already holds `max_queued_bytes` of unanalyzed frames.
-    Refused,
+    /// Queued to be demuxed and decoded only: the session held `max_queued_bytes` of unread
+    /// frames with it. The windows it covers come back as `coverage.dropped`.
+    DecodeOnly,
+    /// Not queued: with it the session would hold more than `max_backlog_bytes`. The session
+    /// must end, since the stream now has a hole.
+    Overflow,
 }
 
 /// The session side of its analysis task.
@@ -144,6 +155,7 @@ pub(crate) struct AnalysisHandle {
     tx: mpsc::UnboundedSender<Work>,
     queued_bytes: Arc<AtomicU64>,
     max_queued_bytes: u64,
+    max_backlog_bytes: u64,
 }
 
 impl AnalysisHandle {
@@ -171,28 +183,42 @@ impl AnalysisHandle {
             tx,
             queued_bytes,
             max_queued_bytes: settings.max_queued_bytes,
+            max_backlog_bytes: settings.max_backlog_bytes.max(settings.max_queued_bytes),
         };
         (handle, events_rx)
     }
 
-    /// Queues a binary frame, unless the session already holds its maximum of unanalyzed
-    /// bytes.
+    /// Queues a binary frame: for analysis while the session's unread frames stay within
+    /// `max_queued_bytes`, for decoding only beyond, not at all beyond `max_backlog_bytes`.
     pub(crate) fn media(&self, segment: u64, bytes: Vec<u8>) -> Enqueued {
         let size = bytes.len() as u64;
         let held = self.queued_bytes.load(Ordering::Acquire);
-        if held > 0 && held + size > self.max_queued_bytes {
-            return Enqueued::Refused;
-        }
+        let with_it = held.saturating_add(size);
+        // A lone frame always goes in, whatever its size (at most the segment limit): the
+        // bounds are about frames piling up, not about one large frame.
+        let outcome = if held == 0 || with_it <= self.max_queued_bytes {
+            Enqueued::Queued
+        } else if with_it <= self.max_backlog_bytes {
+            Enqueued::DecodeOnly
+        } else {
+            return Enqueued::Overflow;
+        };
         self.queued_bytes.fetch_add(size, Ordering::AcqRel);
         let work = Work::Media {
             segment,
             bytes,
             arrived: Instant::now(),
+            skip: outcome == Enqueued::DecodeOnly,
         };
         if self.tx.send(work).is_err() {
             self.queued_bytes.fetch_sub(size, Ordering::AcqRel);
         }
-        Enqueued::Queued
+        outcome
+    }
+
+    /// The session's hard bound on unread frames.
+    pub(crate) fn max_backlog_bytes(&self) -> u64 {
+        self.max_backlog_bytes
     }
 
     /// Frames are raw PCM in `format` from now on.
@@ -287,8 +313,9 @@ fn process(
                 segment,
                 bytes,
                 arrived,
+                skip,
             } => {
-                let behind = started.duration_since(arrived) > max_lag;
+                let behind = skip || started.duration_since(arrived) > max_lag;
                 out.extend(analyzer.push(segment, &bytes, behind));
             }
             Work::AudioFormat(format) => {
@@ -303,4 +330,137 @@ fn process(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> Vec<u8> {
+        let path = format!("{}/../../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    fn settings(max_queued_bytes: u64, max_backlog_bytes: u64) -> StreamSettings {
+        StreamSettings {
+            max_queued_bytes,
+            max_backlog_bytes,
+            // Only saturation skips analysis here, never lag.
+            max_lag: Duration::from_secs(600),
+            analysis_threads: 1,
+            ..StreamSettings::default()
+        }
+    }
+
+    /// Waits until the analysis read everything queued, gathering its outputs.
+    async fn settle(
+        handle: &AnalysisHandle,
+        events: &mut mpsc::UnboundedReceiver<AnalysisEvent>,
+        out: &mut LiveOutput,
+    ) {
+        tokio::time::timeout(Duration::from_secs(60), async {
+            loop {
+                while let Ok(event) = events.try_recv() {
+                    match event {
+                        AnalysisEvent::Output(o) => out.extend(o),
+                        other => panic!("{other:?}"),
+                    }
+                }
+                if handle.queued_bytes() == 0 {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .expect("the analysis never caught up");
+    }
+
+    /// Issue 11, defect 6: frames past the queue bound of one continuous WebM recording are
+    /// kept and decoded, not discarded, so the frames after them still decode and the later
+    /// windows are analyzed; the skipped span is reported as dropped.
+    ///
+    /// On a current-thread runtime nothing runs between `media` calls, so the backlog each
+    /// frame meets is exactly the bytes queued before it: the saturation is forced, not raced.
+    #[tokio::test]
+    async fn a_saturated_continuous_webm_keeps_its_bytes_and_later_windows_are_analyzed() {
+        let media = fixture("segments/continuous.webm");
+        let (handle, mut events) = AnalysisHandle::start(
+            AnalysisPool::new(1),
+            &settings(15_000, 1 << 20),
+            Model::Inter2,
+            Endpoint::StreamV1,
+        );
+        let chunks: Vec<&[u8]> = media.chunks(5_000).collect();
+        let mut out = LiveOutput::default();
+        let mut outcomes = Vec::new();
+        // A burst: about 3.6 s of media at once, more than the 15 000 bytes of the bound.
+        for (segment, chunk) in chunks[..7].iter().enumerate() {
+            outcomes.push(handle.media(segment as u64, chunk.to_vec()));
+        }
+        use Enqueued::{DecodeOnly, Queued};
+        assert_eq!(
+            outcomes,
+            [Queued, Queued, Queued, DecodeOnly, DecodeOnly, DecodeOnly, DecodeOnly]
+        );
+        settle(&handle, &mut events, &mut out).await;
+        // Then the rest at the pace analysis keeps up with: never more than the bound waiting.
+        for (i, group) in chunks[7..].chunks(3).enumerate() {
+            for (j, chunk) in group.iter().enumerate() {
+                let segment = (7 + i * 3 + j) as u64;
+                assert_eq!(handle.media(segment, chunk.to_vec()), Queued);
+            }
+            settle(&handle, &mut events, &mut out).await;
+        }
+        handle.finish();
+        let drained = tokio::time::timeout(Duration::from_secs(60), async {
+            while let Some(event) = events.recv().await {
+                match event {
+                    AnalysisEvent::Output(o) => out.extend(o),
+                    AnalysisEvent::Drained => return true,
+                    AnalysisEvent::Failed(error) => panic!("{error:?}"),
+                }
+            }
+            false
+        })
+        .await
+        .expect("the analysis never drained");
+        assert!(drained);
+        assert!(out.problems.is_empty(), "{:?}", out.problems);
+        assert!(out.fatal.is_none(), "{:?}", out.fatal);
+        // The window the skipped span touched is dropped; the one after it is analyzed, which
+        // needs every byte of the stream before it to have been demuxed.
+        assert_eq!(out.dropped.len(), 1, "{:?}", out.dropped);
+        assert_eq!(out.dropped[0].start, 0.0);
+        assert_eq!(out.dropped[0].end, 5.0);
+        let analyzed: Vec<(f64, f64)> = out.windows.iter().map(|w| (w.start, w.end)).collect();
+        assert_eq!(analyzed.len(), 1, "{analyzed:?}");
+        assert_eq!(analyzed[0].0, 5.0);
+        assert!(analyzed[0].1 > 8.5, "{analyzed:?}");
+    }
+
+    /// Past the hard bound a frame is not queued at all (the session must then end: see
+    /// `StreamSession::on_media_backlog_overflow`); a lone frame is always queued.
+    #[tokio::test]
+    async fn the_backlog_has_a_hard_bound() {
+        let (handle, _events) = AnalysisHandle::start(
+            AnalysisPool::new(1),
+            &settings(10, 25),
+            Model::Inter2,
+            Endpoint::StreamV1,
+        );
+        assert_eq!(handle.media(0, vec![0; 40]), Enqueued::Queued);
+        let (handle, _events) = AnalysisHandle::start(
+            AnalysisPool::new(1),
+            &settings(10, 25),
+            Model::Inter2,
+            Endpoint::StreamV1,
+        );
+        assert_eq!(handle.media(0, vec![0; 8]), Enqueued::Queued);
+        assert_eq!(handle.media(1, vec![0; 8]), Enqueued::DecodeOnly);
+        assert_eq!(handle.media(2, vec![0; 8]), Enqueued::DecodeOnly);
+        assert_eq!(handle.media(3, vec![0; 8]), Enqueued::Overflow);
+        assert_eq!(handle.queued_bytes(), 24);
+        assert_eq!(handle.max_backlog_bytes(), 25);
+    }
 }

@@ -18,22 +18,25 @@
 //! upgrade answers 426 with an ErrorResponse.
 
 mod analysis;
+mod credential;
 mod session;
 
 pub(crate) use analysis::AnalysisPool;
 
-use crate::auth::{authenticate_credential, bearer_credential, Principal};
+use crate::auth::{authenticate_credential, bearer_credential, Credential, Principal};
 use crate::http_error::{Body, HttpError};
 use crate::ids::CorrelationId;
+use crate::keys::KeyHash;
 use crate::limits::check_subscription;
 use crate::recommend_backend::RecommendationService;
 use crate::redact;
 use crate::routes::{App, X_CLIENT_REQUEST_ID, X_CORRELATION_ID, X_SERVICE_SDK};
 use crate::store::TokenStore;
 use attune_core::access::{negotiate, Refusal};
-use attune_core::session::{SessionLimits, SessionSetup, StreamSession};
+use attune_core::session::{Revoked, SessionLimits, SessionSetup, StreamSession};
 use attune_core::wire::{Endpoint, ErrorEvent, EventData, Model, Seconds};
 use attune_core::{ErrorCode, ServiceError};
+use credential::CredentialWatch;
 use fastwebsockets::upgrade::{is_upgrade_request, upgrade};
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -50,9 +53,9 @@ use tokio_util::task::TaskTracker;
 const SEC_WEBSOCKET_PROTOCOL: &str = "sec-websocket-protocol";
 /// The subprotocol that announces a credential in the next list item.
 pub const ACCESS_TOKEN_PROTOCOL: &str = "access_token";
-/// Largest WebSocket message read: above the interface's 32 MiB frame limit, so an
-/// oversized frame is answered with a non-fatal `ih6002` rather than a dropped connection;
-/// beyond this the connection is closed (1009).
+/// Largest WebSocket message read by default: above the interface's 32 MiB frame limit, so
+/// an oversized frame is answered with a non-fatal `ih6002` rather than a dropped
+/// connection; beyond this the session ends with `ih6002` and close 1009.
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// How stream sessions are run.
@@ -70,8 +73,18 @@ pub struct StreamSettings {
     /// A frame that waited longer than this for analysis is decoded but not analyzed
     /// (`coverage.dropped`).
     pub max_lag: Duration,
-    /// Unanalyzed bytes a session may hold; frames beyond are refused (non-fatal `ih1002`).
+    /// Unread bytes a session may hold for analysis; a frame arriving beyond is still
+    /// demuxed and decoded (a continuous container needs every byte) but not analyzed
+    /// (`coverage.dropped`).
     pub max_queued_bytes: u64,
+    /// Unread bytes a session may hold at all (memory bound; at least `max_queued_bytes`):
+    /// beyond, the session ends with `ih1002` and close 1013 rather than lose bytes.
+    pub max_backlog_bytes: u64,
+    /// Largest WebSocket message read ([`MAX_MESSAGE_BYTES`] by default).
+    pub max_message_bytes: usize,
+    /// How long a running session trusts its credential without reading the store again
+    /// (revocations made through this server are seen at once; see `credential`).
+    pub credential_recheck: Duration,
     /// Notice given to open sessions at shutdown (`ih6006` warnings, then `ih6005`), session
     /// seconds. About 5 minutes by default.
     pub shutdown_notice_seconds: Seconds,
@@ -91,6 +104,9 @@ impl Default for StreamSettings {
             time_scale: 1.0,
             max_lag: Duration::from_secs(2),
             max_queued_bytes: 48 * 1024 * 1024,
+            max_backlog_bytes: 96 * 1024 * 1024,
+            max_message_bytes: MAX_MESSAGE_BYTES,
+            credential_recheck: Duration::from_secs(5),
             shutdown_notice_seconds: 300.0,
             analysis_threads: std::thread::available_parallelism().map_or(2, usize::from),
             recommender: RecommendationService::embedded(),
@@ -323,6 +339,8 @@ pub(crate) async fn handle(
         .map(redact::loggable_value);
     let credential = handshake_credential(&headers);
     let source = credential.as_ref().map(|(_, s)| *s).ok();
+    // Kept (hashed) to recheck the credential while the session runs.
+    let credential_hash = credential.as_ref().ok().map(|(c, _)| KeyHash::of(c));
     let admitted = match credential {
         Ok((credential, _)) => admit(app, endpoint, credential, &headers, &query).await,
         Err(error) => Err(Refusal::from(error)),
@@ -371,6 +389,10 @@ pub(crate) async fn handle(
     }
     let streams = Arc::clone(&app.streams);
     let docs_url = app.docs_url.clone();
+    let stores = (
+        Arc::clone(&app.services.keys),
+        Arc::clone(&app.services.tokens),
+    );
     streams.clone().tracker.spawn(async move {
         let _token_slot = token_slot;
         let ws = match upgrade_fut.await {
@@ -380,7 +402,8 @@ pub(crate) async fn handle(
                 return;
             }
         };
-        let (inbound, mut writer) = session::split(ws, correlation, MAX_MESSAGE_BYTES);
+        let (inbound, mut writer) =
+            session::split(ws, correlation, streams.settings.max_message_bytes);
         let admitted = match admitted {
             Ok(admitted) => admitted,
             Err(refusal) => {
@@ -400,6 +423,20 @@ pub(crate) async fn handle(
                 return;
             }
         };
+        let kind = match admitted.principal.credential() {
+            Credential::Key { .. } => Revoked::Key,
+            Credential::Token(_) => Revoked::Token,
+        };
+        let Some(hash) = credential_hash else {
+            return; // Admitted sessions always had a credential.
+        };
+        let credential = CredentialWatch::new(
+            stores.0,
+            stores.1,
+            hash,
+            kind,
+            streams.settings.credential_recheck,
+        );
         let clock = SessionClock::new(streams.settings.time_scale);
         let (engine, first_actions) = StreamSession::open(admitted.setup, clock.now());
         let run = session::SessionRun {
@@ -409,6 +446,7 @@ pub(crate) async fn handle(
             engine,
             first_actions,
             clock,
+            credential,
         };
         session::run(run, inbound, writer).await;
     });

@@ -5,29 +5,46 @@
 //! Tasks per session: a reader (reads frames off the socket and forwards them, so a slow
 //! analysis never stops the socket from being read), this loop (owns the engine and the
 //! write half) and the analysis task ([`super::analysis`]).
+//!
+//! The reader assembles fragmented messages itself so that the socket's read cap bounds a
+//! whole message, not just one frame of it. A message over the cap cannot be skipped (its
+//! bytes stay unread, so the next frame cannot be found): the engine ends the session
+//! (`ih6002`, 1009) and the reader drains the connection for a moment, so the client, still
+//! sending, reads the `error` envelope and the close frame instead of a connection reset.
 
 use super::analysis::{AnalysisEvent, AnalysisHandle, Enqueued};
+use super::credential::CredentialWatch;
 use super::{SessionClock, Streams};
 use crate::auth::Principal;
 use crate::tokens::charge_video_budget;
 use attune_core::live::LiveOutput;
 use attune_core::session::{Action, StreamSession};
-use attune_core::wire::{Endpoint, ErrorEvent, Event, EventData, Timestamp};
-use attune_core::{ErrorCode, ServiceError};
-use fastwebsockets::{FragmentCollectorRead, Frame, OpCode, Payload, WebSocket, WebSocketWrite};
+use attune_core::wire::{Endpoint, Event, EventData, Timestamp};
+use fastwebsockets::{
+    Frame, OpCode, Payload, WebSocket, WebSocketError, WebSocketRead, WebSocketWrite,
+};
 use hyper::upgrade::Upgraded;
 use hyper_util::rt::TokioIo;
-use std::sync::Arc;
-use tokio::io::{ReadHalf, WriteHalf};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf, ReadHalf, WriteHalf};
 use tokio::sync::mpsc;
 
 type Io = TokioIo<Upgraded>;
+
+/// How long the reader keeps reading (and discarding) after a message over the cap, so the
+/// client can finish its write and read the answer.
+const DRAIN_AFTER_OVERSIZE: Duration = Duration::from_secs(3);
 
 /// What the reader task saw.
 enum Inbound {
     Text(String),
     Binary(Vec<u8>),
     Ping(Vec<u8>),
+    /// A message over the read cap: its size when known.
+    TooLarge(Option<u64>),
     /// The client closed or the connection ended.
     Gone,
 }
@@ -86,7 +103,25 @@ impl Writer {
     }
 }
 
-/// Splits an upgraded socket into the reader task's channel and the writer.
+/// The socket's read half, shared between the WebSocket parser and the reader task, which
+/// still needs to read (and discard) bytes after the parser gave up on an oversized message.
+#[derive(Clone)]
+struct SharedRead(Arc<Mutex<ReadHalf<Io>>>);
+
+impl AsyncRead for SharedRead {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        // Only one of the two users reads at any time, so the lock is never contended.
+        let mut inner = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        Pin::new(&mut *inner).poll_read(cx, buf)
+    }
+}
+
+/// Splits an upgraded socket into the reader task's channel and the writer; messages over
+/// `max_message_bytes` end the session (see the module docs).
 pub(crate) fn split(
     mut ws: WebSocket<Io>,
     correlation_id: String,
@@ -94,10 +129,20 @@ pub(crate) fn split(
 ) -> (mpsc::Receiver<InboundFrame>, Writer) {
     ws.set_auto_close(false);
     ws.set_auto_pong(false);
-    ws.set_max_message_size(max_message_bytes);
-    let (read, write) = ws.split(tokio::io::split);
+    // The parser refuses a single frame over the cap from its header, before reading it;
+    // the reader checks whole messages.
+    ws.set_max_message_size(max_message_bytes.saturating_add(1));
+    let shared = std::cell::Cell::new(None);
+    let (read, write) = ws.split(|io| {
+        let (read, write) = tokio::io::split(io);
+        let read = SharedRead(Arc::new(Mutex::new(read)));
+        shared.set(Some(read.clone()));
+        (read, write)
+    });
     let (tx, rx) = mpsc::channel(16);
-    tokio::spawn(read_frames(FragmentCollectorRead::new(read), tx));
+    if let Some(raw) = shared.into_inner() {
+        tokio::spawn(read_frames(read, raw, tx, max_message_bytes));
+    }
     let writer = Writer {
         ws: write,
         correlation_id,
@@ -109,37 +154,128 @@ pub(crate) fn split(
 /// A frame forwarded by the reader task.
 pub(crate) struct InboundFrame(Inbound);
 
+/// Joins the frames of fragmented messages, refusing a message over the cap as soon as its
+/// frames add up to more.
+#[derive(Debug, Default)]
+struct Assembler {
+    /// The opcode and bytes of a message whose final frame has not arrived.
+    partial: Option<(OpCode, Vec<u8>)>,
+}
+
+/// What one frame completes.
+#[derive(Debug, PartialEq)]
+enum Assembled {
+    /// A whole message (text or binary) or a control frame.
+    Message(OpCode, Vec<u8>),
+    /// Part of a message; more frames follow.
+    Partial,
+    /// The message is over the cap: this many bytes so far.
+    TooLarge(u64),
+    /// A continuation without a message, or a new message inside one.
+    Invalid,
+}
+
+impl Assembler {
+    fn push(&mut self, fin: bool, opcode: OpCode, payload: &[u8], cap: usize) -> Assembled {
+        match opcode {
+            OpCode::Text | OpCode::Binary => {
+                if self.partial.is_some() {
+                    return Assembled::Invalid;
+                }
+                if payload.len() > cap {
+                    return Assembled::TooLarge(payload.len() as u64);
+                }
+                if fin {
+                    Assembled::Message(opcode, payload.to_vec())
+                } else {
+                    self.partial = Some((opcode, payload.to_vec()));
+                    Assembled::Partial
+                }
+            }
+            OpCode::Continuation => {
+                let Some((kind, mut bytes)) = self.partial.take() else {
+                    return Assembled::Invalid;
+                };
+                let total = bytes.len().saturating_add(payload.len());
+                if total > cap {
+                    return Assembled::TooLarge(total as u64);
+                }
+                bytes.extend_from_slice(payload);
+                if fin {
+                    Assembled::Message(kind, bytes)
+                } else {
+                    self.partial = Some((kind, bytes));
+                    Assembled::Partial
+                }
+            }
+            // Control frames may come between the frames of a message.
+            OpCode::Close | OpCode::Ping | OpCode::Pong => {
+                Assembled::Message(opcode, payload.to_vec())
+            }
+        }
+    }
+}
+
 async fn read_frames(
-    mut read: FragmentCollectorRead<ReadHalf<Io>>,
+    mut read: WebSocketRead<SharedRead>,
+    mut raw: SharedRead,
     tx: mpsc::Sender<InboundFrame>,
+    cap: usize,
 ) {
+    let mut assembler = Assembler::default();
     loop {
         // Control frames are answered by the session loop (auto pong/close are off), so
         // nothing is ever sent from here.
         let frame = read
             .read_frame::<_, std::io::Error>(&mut |_| async { Ok(()) })
             .await;
-        let inbound = match frame {
-            Ok(frame) => match frame.opcode {
-                OpCode::Text => match String::from_utf8(frame.payload.to_vec()) {
-                    Ok(text) => Inbound::Text(text),
-                    Err(_) => Inbound::Gone,
-                },
-                OpCode::Binary => Inbound::Binary(frame.payload.to_vec()),
-                OpCode::Ping => Inbound::Ping(frame.payload.to_vec()),
-                OpCode::Close => Inbound::Gone,
-                OpCode::Pong | OpCode::Continuation => continue,
-            },
+        let assembled = match frame {
+            Ok(frame) => assembler.push(frame.fin, frame.opcode, &frame.payload, cap),
+            Err(WebSocketError::FrameTooLarge) => Assembled::TooLarge(0),
             Err(error) => {
                 tracing::debug!(%error, "session socket read ended");
-                Inbound::Gone
+                Assembled::Invalid
             }
         };
-        let gone = matches!(inbound, Inbound::Gone);
+        let inbound = match assembled {
+            Assembled::Partial => continue,
+            Assembled::Message(OpCode::Text, bytes) => match String::from_utf8(bytes) {
+                Ok(text) => Inbound::Text(text),
+                Err(_) => Inbound::Gone,
+            },
+            Assembled::Message(OpCode::Binary, bytes) => Inbound::Binary(bytes),
+            Assembled::Message(OpCode::Ping, bytes) => Inbound::Ping(bytes),
+            Assembled::Message(OpCode::Pong | OpCode::Continuation, _) => continue,
+            Assembled::Message(OpCode::Close, _) | Assembled::Invalid => Inbound::Gone,
+            Assembled::TooLarge(size) => Inbound::TooLarge((size > 0).then_some(size)),
+        };
+        let too_large = matches!(inbound, Inbound::TooLarge(_));
+        let gone = too_large || matches!(inbound, Inbound::Gone);
         if tx.send(InboundFrame(inbound)).await.is_err() || gone {
+            if too_large {
+                drop(read);
+                drain(&mut raw, cap).await;
+            }
             return;
         }
     }
+}
+
+/// Reads and discards what the client still sends, for [`DRAIN_AFTER_OVERSIZE`] and at
+/// most a few caps' worth, or until it closes.
+async fn drain(raw: &mut SharedRead, cap: usize) {
+    let limit = (cap as u64).saturating_mul(4).max(1 << 20);
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut read = 0u64;
+    let _ = tokio::time::timeout(DRAIN_AFTER_OVERSIZE, async {
+        while read < limit {
+            match raw.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => read += n as u64,
+            }
+        }
+    })
+    .await;
 }
 
 /// Everything a session runs with.
@@ -150,6 +286,7 @@ pub(crate) struct SessionRun {
     pub(crate) engine: StreamSession,
     pub(crate) first_actions: Vec<Action>,
     pub(crate) clock: SessionClock,
+    pub(crate) credential: CredentialWatch,
 }
 
 /// Runs a session to its end.
@@ -165,6 +302,7 @@ pub(crate) async fn run(
         mut engine,
         first_actions,
         clock,
+        mut credential,
     } = run;
     let mut shutdown = streams.shutdown_schedule();
     let mut analysis: Option<AnalysisHandle> = None;
@@ -193,18 +331,19 @@ pub(crate) async fn run(
                     let handle = analysis.get_or_insert_with(|| {
                         start_analysis(&streams, engine.model(), endpoint, &mut events)
                     });
-                    if handle.media(segment, bytes) == Enqueued::Refused {
-                        let error = ServiceError::with_message(
-                            ErrorCode::Ih1002,
-                            format!(
-                                "analysis is behind with {} bytes queued; binary frame \
-                                 {segment} was not analyzed",
-                                handle.queued_bytes()
-                            ),
-                        );
-                        writer
-                            .event(error_event(&streams, &error, Some(segment)))
-                            .await;
+                    let size = bytes.len() as u64;
+                    match handle.media(segment, bytes) {
+                        Enqueued::Queued => {}
+                        Enqueued::DecodeOnly => tracing::debug!(
+                            segment,
+                            queued_bytes = handle.queued_bytes(),
+                            "analysis saturated: frame decoded only"
+                        ),
+                        Enqueued::Overflow => {
+                            let queued = handle.queued_bytes().saturating_add(size);
+                            let limit = handle.max_backlog_bytes();
+                            pending.extend(engine.on_media_backlog_overflow(queued, limit));
+                        }
                     }
                 }
                 Action::SetAudioFormat(format) => {
@@ -248,7 +387,16 @@ pub(crate) async fn run(
                 let now = clock.now();
                 match frame.map(|f| f.0) {
                     Some(Inbound::Text(text)) => pending = engine.on_text(now, &text),
-                    Some(Inbound::Binary(bytes)) => pending = engine.on_binary(now, bytes),
+                    Some(Inbound::Binary(bytes)) => {
+                        pending = match credential.check().await {
+                            Ok(()) => engine.on_binary(now, bytes),
+                            Err(revoked) => engine.on_credential_revoked(revoked),
+                        };
+                    }
+                    Some(Inbound::TooLarge(size)) => {
+                        let cap = streams.settings.max_message_bytes as u64;
+                        pending = engine.on_message_too_large(size, cap);
+                    }
                     Some(Inbound::Ping(payload)) => writer.pong(payload).await,
                     Some(Inbound::Gone) | None => {
                         tracing::debug!("client left the session");
@@ -259,7 +407,10 @@ pub(crate) async fn run(
             }
             event = recv_analysis(&mut events) => match event {
                 Some(AnalysisEvent::Output(output)) => {
-                    pending = absorb_output(&mut engine, &clock, &streams, &principal, output).await;
+                    pending = match credential.check().await {
+                        Ok(()) => absorb_output(&mut engine, &clock, &streams, &principal, output).await,
+                        Err(revoked) => engine.on_credential_revoked(revoked),
+                    };
                 }
                 Some(AnalysisEvent::Drained) => {
                     events = None;
@@ -354,15 +505,4 @@ async fn absorb_output(
             actions
         }
     }
-}
-
-/// An `error` event outside the engine (the analysis queue refusing a frame).
-fn error_event(streams: &Streams, error: &ServiceError, segment: Option<u64>) -> EventData {
-    EventData::Error(ErrorEvent {
-        code: error.code,
-        message: error.message().to_owned(),
-        link: Some(error.code.link(&streams.settings.docs_url)),
-        segment,
-        seconds_remaining: None,
-    })
 }

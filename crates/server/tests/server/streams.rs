@@ -6,7 +6,7 @@
 
 use crate::common::{client, mint_token, url, Harness};
 use crate::ws::{connect, connect_with, errors, raw_upgrade, types, Auth, Ws};
-use attune_server::Scope;
+use attune_server::{KeyStore, Scope};
 use serde_json::{json, Value};
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -803,4 +803,146 @@ async fn a_client_token_opens_as_many_sessions_at_once_as_its_cap() {
         "the token's session place was not given back"
     );
     server.shutdown().await;
+}
+
+/// Issue 11, defect 7: a message over the socket's read cap (lowered here from 64 MiB) is
+/// answered with an `ih6002` envelope and close 1009, not a silent 1000; whether it comes as
+/// one frame or as fragments that add up to more than the cap.
+#[tokio::test]
+async fn a_message_over_the_socket_cap_answers_ih6002_and_closes_1009() {
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+    let h = Harness::new().await;
+    let server = h
+        .start_with(|c| c.stream_max_message_bytes = Some(1 << 20), h.services())
+        .await;
+    let key = stream_key(&h).await;
+
+    let mut ws = connect(&server, "/v2/stream/analyze", Auth::Header(&key)).await;
+    ws.ready().await;
+    ws.binary(&vec![0x1a; 3 << 20]).await;
+    let (events, code) = ws.rest().await;
+    assert_eq!(errors(&events), [("ih6002".to_owned(), Value::Null)]);
+    assert_eq!(code, 1009);
+
+    // Three fragments of 600 KiB: each under the cap, the message over it.
+    let mut ws = connect(&server, "/v1/stream/analyze", Auth::Header(&key)).await;
+    ws.ready().await;
+    let part = vec![0x1a; 600 << 10];
+    ws.frame(Frame::message(
+        part.clone(),
+        OpCode::Data(Data::Binary),
+        false,
+    ))
+    .await;
+    ws.frame(Frame::message(
+        part.clone(),
+        OpCode::Data(Data::Continue),
+        false,
+    ))
+    .await;
+    ws.frame(Frame::message(part, OpCode::Data(Data::Continue), true))
+        .await;
+    let (events, code) = ws.rest().await;
+    let data = &events.iter().find(|e| e["type"] == "error").unwrap()["data"];
+    assert_eq!(data["code"], "ih6002", "{events:?}");
+    assert!(
+        data["link"]
+            .as_str()
+            .unwrap()
+            .ends_with("#ih6002-message-too-large"),
+        "{data}"
+    );
+    assert_eq!(code, 1009);
+    server.shutdown().await;
+}
+
+/// Issue 11, defect 4: revoking a client token (through the API) or the key behind a
+/// session ends the live session at its next chunk, with `ih2014` (token) or `ih2001`
+/// (key) and close 4001, not only the next handshake.
+#[tokio::test]
+async fn a_revoked_credential_ends_a_live_session_at_its_next_chunk() {
+    let h = Harness::new().await;
+    let server = h.start().await;
+    let minting = stream_key(&h).await;
+    let media = fixture("segments/continuous.webm");
+
+    let token = mint_token(&server, &minting, json!({})).await;
+    let mut ws = connect(&server, "/v2/stream/analyze", Auth::Subprotocol(&token)).await;
+    ws.ready().await;
+    ws.binary(&media[..20_000]).await;
+    let answer = client()
+        .post(url(&server, "/v1/client_tokens/revoke"))
+        .header("content-type", "application/json")
+        .body(json!({"api_key": minting, "token": token}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    ws.binary(&media[20_000..40_000]).await;
+    let (events, code) = ws.rest().await;
+    assert_eq!(errors(&events), [("ih2014".to_owned(), Value::Null)]);
+    assert_eq!(code, 4001);
+
+    // A session on the key itself, then the key revoked (as `attune keys revoke` does).
+    let key = h.key("revoker", &Scope::ALL).await;
+    let key_id = h
+        .store
+        .list_keys()
+        .await
+        .unwrap()
+        .into_iter()
+        .last()
+        .unwrap()
+        .id;
+    // And a token minted from that key, in a second session.
+    let child = mint_token(&server, &key, json!({"max_concurrent": 2})).await;
+    let mut on_key = connect(&server, "/v1/stream/analyze", Auth::Header(&key)).await;
+    on_key.ready().await;
+    let mut on_child = connect(&server, "/v1/stream/analyze", Auth::Subprotocol(&child)).await;
+    on_child.ready().await;
+    on_key.binary(&media[..20_000]).await;
+    on_child.binary(&media[..20_000]).await;
+    h.store.revoke_key(&key_id).await.unwrap();
+    on_key.binary(&media[20_000..40_000]).await;
+    on_child.binary(&media[20_000..40_000]).await;
+    let (events, code) = on_key.rest().await;
+    assert_eq!(errors(&events), [("ih2001".to_owned(), Value::Null)]);
+    assert_eq!(code, 4001);
+    let (events, code) = on_child.rest().await;
+    assert_eq!(errors(&events), [("ih2014".to_owned(), Value::Null)]);
+    assert_eq!(code, 4001);
+    server.shutdown().await;
+}
+
+/// Issue 11, defect 6, over a socket: with a queue bound of one byte every frame that meets
+/// a backlog is decoded without analysis. A continuous WebM sent in a burst still goes
+/// through whole: no `ih1002`, no unreadable frame, a graceful end, and whatever was
+/// skipped is reported as `coverage.dropped` inside the media. (The exact windows are
+/// checked deterministically in `streams::analysis::tests`.)
+#[tokio::test]
+async fn a_saturated_continuous_webm_stream_loses_no_bytes() {
+    let h = Harness::new().await;
+    let server = h
+        .start_with(|c| c.stream_max_queued_bytes = Some(1), h.services())
+        .await;
+    let key = stream_key(&h).await;
+    let media = fixture("segments/continuous.webm");
+    let mut ws = connect(&server, "/v1/stream/analyze", Auth::Header(&key)).await;
+    ws.ready().await;
+    for chunk in media.chunks(2_000) {
+        ws.binary(chunk).await;
+    }
+    let (events, code) = ws.close_gracefully().await;
+    assert_eq!(code, 1000);
+    assert!(errors(&events).is_empty(), "{events:?}");
+    assert_eq!(
+        types(&events).last().map(String::as_str),
+        Some("session.ended")
+    );
+    for event in events.iter().filter(|e| e["type"] == "coverage.dropped") {
+        for range in event["data"]["ranges"].as_array().unwrap() {
+            assert!(range["end"].as_f64().unwrap() <= 9.5, "{range}");
+        }
+    }
 }

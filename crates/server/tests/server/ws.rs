@@ -105,6 +105,12 @@ impl Ws {
         self.text(&value.to_string()).await;
     }
 
+    /// Sends one raw WebSocket frame (a fragment, say); a failure (the server closed) is
+    /// ignored.
+    pub async fn frame(&mut self, frame: tokio_tungstenite::tungstenite::protocol::frame::Frame) {
+        let _ = self.stream.send(Message::Frame(frame)).await;
+    }
+
     /// Sends a binary frame; a failure (the server closed) is ignored.
     pub async fn binary(&mut self, bytes: &[u8]) {
         let _ = self.stream.send(Message::binary(bytes.to_vec())).await;
