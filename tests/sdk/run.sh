@@ -86,7 +86,7 @@ fi
 server_pid=
 # The client announces itself with `X-Interhuman-SDK`; the server records it
 # as it records the interface's `X-Service-SDK`.
-if ! grep -q "sdk=python/$CLIENT_VERSION" "$work/server.log"; then
+if ! grep -qF "sdk=\"python/$CLIENT_VERSION\"" "$work/server.log"; then
     echo "the server log never names the client (sdk=python/$CLIENT_VERSION)" >&2
     status=1
 fi

@@ -19,6 +19,7 @@ names the defect it is waiting for.
 """
 
 import asyncio
+import io
 import os
 import pathlib
 import re
@@ -26,6 +27,7 @@ import subprocess
 import sys
 import time
 import traceback
+import wave
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
@@ -161,9 +163,11 @@ async def expect_api_error(call: Awaitable[Any], status: int, error_id: str) -> 
         isinstance(error.correlation_id, str) and len(error.correlation_id) > 0,
         f"no correlation id in {error.body}",
     )
+    # The server's default docs address: its own base URL, port included.
     check(
-        isinstance(error.link, str) and f"#{error_id}-" in error.link,
-        f"link {error.link!r} does not point at the {error_id} anchor",
+        isinstance(error.link, str)
+        and error.link.startswith(f"{BASE_URL}/docs/api-reference/error-handling#{error_id}-"),
+        f"link {error.link!r} does not point at the {error_id} anchor under {BASE_URL}",
     )
     return error
 
@@ -269,7 +273,9 @@ def check_clean_end(events: list[Any], refused: list[str], session: Any) -> None
     check(not errors, f"error events: {[e.data for e in errors]}")
     check(len(of(events, SessionClosingEvent)) == 1, f"{[type_name(e) for e in events]}")
     check(
-        bool(events) and isinstance(events[-1], SessionEndedEvent) and events[-1].data.reason == "client_shutdown",
+        bool(events)
+        and isinstance(events[-1], SessionEndedEvent)
+        and events[-1].data.reason == "client_shutdown",
         f"the last event is {events[-1] if events else None}",
     )
     check(session.close_info.code == 1000, f"closed with {session.close_info}")
@@ -292,7 +298,9 @@ def check_signal_lifecycle(events: list[Any]) -> None:
 
 def speech_pcm() -> bytes:
     """About 31 s of speech (three espeak-ng recordings) as raw s16le mono at 16 kHz."""
-    return b"".join(fixture(f"speech/{name}.wav")[44:] for name in ["baseline", "hesitant", "two_voices"])
+    return b"".join(
+        fixture(f"speech/{name}.wav")[44:] for name in ["baseline", "hesitant", "two_voices"]
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -304,7 +312,10 @@ async def v1_upload_with_cqi_and_goal_dimensions() -> None:
     result = await client().upload.analyze(
         FIXTURES / "mp4_h264_aac.mp4",
         content_type="video/mp4",
-        include=[IncludeFlag.CONVERSATION_QUALITY_OVERALL, IncludeFlag.CONVERSATION_QUALITY_TIMELINE],
+        include=[
+            IncludeFlag.CONVERSATION_QUALITY_OVERALL,
+            IncludeFlag.CONVERSATION_QUALITY_TIMELINE,
+        ],
         goal_dimensions=[GoalDimension.CLARITY, GoalDimension.RAPPORT],
     )
     check(isinstance(result, AnalysisResult), f"{type(result)}")
@@ -384,7 +395,9 @@ def check_envelope(job: UploadJob, model: UploadModel) -> None:
     check(re.fullmatch(r"[0-9a-f]{32}", job.job_id) is not None, f"job_id {job.job_id!r}")
     check(job.status_url == f"/v2/upload/jobs/{job.job_id}", f"status_url {job.status_url!r}")
     check(job.model is model, f"model {job.model}")
-    check(job.expires_at - job.created_at == timedelta(hours=1), f"{job.created_at} {job.expires_at}")
+    check(
+        job.expires_at - job.created_at == timedelta(hours=1), f"{job.created_at} {job.expires_at}"
+    )
     check(job.created_at.utcoffset() == timedelta(0), f"created_at {job.created_at} not UTC")
     if job.status is UploadJobStatus.COMPLETED:
         check(job.result is not None and job.error is None, f"{job}")
@@ -424,7 +437,10 @@ async def v2_submit_then_poll_until_completed() -> None:
         check(isinstance(window.engagement_status, EngagementLevel), f"{window}")
         for signal in window.signals:
             check(isinstance(signal, UploadJobSignal), f"{signal}")
-            check((signal.start, signal.end) == (window.start_seconds, window.end_seconds), f"{signal}")
+            check(
+                (signal.start, signal.end) == (window.start_seconds, window.end_seconds),
+                f"{signal}",
+            )
     check(result.signals is not None, "include[]=signals but no whole-file signals")
     starts = [s.start for s in result.signals]
     check(starts == sorted(starts), f"whole-file signals out of order: {starts}")
@@ -459,7 +475,9 @@ async def v2_audio_model_hears_a_subset_of_the_signals() -> None:
     check(job.status is UploadJobStatus.COMPLETED, f"{job.status}: {job.error}")
     check_envelope(job, UploadModel.INTER_2_AUDIO)
     check(len(job.result.windows) >= 2, f"{len(job.result.windows)} windows")
-    heard = {s.type for w in job.result.windows for s in w.signals} | {s.type for s in job.result.signals}
+    heard = {s.type for w in job.result.windows for s in w.signals} | {
+        s.type for s in job.result.signals
+    }
     check(heard <= AUDIO_SIGNALS, f"inter-2-audio reported {heard - AUDIO_SIGNALS}")
     check(len(job.result.signals) >= 1, "nothing heard in hesitant speech")
 
@@ -478,11 +496,47 @@ async def v2_upload_without_signals_scores_the_neutral_cqi() -> None:
     check(job.result.signals == [], f"signals {job.result.signals}")
     overall = job.result.conversation_quality.overall
     check(
-        [overall.quality_index, overall.clarity, overall.authority, overall.energy, overall.rapport, overall.learning]
+        [
+            overall.quality_index,
+            overall.clarity,
+            overall.authority,
+            overall.energy,
+            overall.rapport,
+            overall.learning,
+        ]
         == [50] * 6,
         f"{overall}",
     )
     check(job.result.conversation_quality.timeline is None, "timeline not requested")
+
+
+def silent_wav(seconds: float) -> bytes:
+    """A mono 16 kHz s16le WAV of digital silence: a muted microphone."""
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(16000)
+        out.writeframes(bytes(int(seconds * 16000) * 2))
+    return buffer.getvalue()
+
+
+@test()
+async def v2_job_that_fails_reports_its_error() -> None:
+    # Validation passes at submit; the audio model then rejects a silent track (ih5007) and
+    # the job ends failed, which wait_for_job returns rather than raises.
+    upload = client().upload
+    job = await upload.submit(
+        silent_wav(4.0), model=UploadModel.INTER_2_AUDIO, filename="muted.wav"
+    )
+    done = await upload.wait_for_job(job, timeout=120, poll_interval=POLL)
+    check(done.status is UploadJobStatus.FAILED, f"{done.status}: {done.result}")
+    check_envelope(done, UploadModel.INTER_2_AUDIO)
+    check(done.error.error_id == "ih5007", f"{done.error}")
+    check(
+        bool(done.error.message) and done.error.link.endswith("#ih5007-content-rejected-by-model"),
+        f"{done.error}",
+    )
 
 
 @test()
@@ -540,7 +594,9 @@ async def ih4001_no_file_part() -> None:
     async with httpx.AsyncClient(event_hooks={"request": [rename_file_part]}) as http:
         shared = client(http_client=http)
         await expect_api_error(
-            shared.upload.submit(FIXTURES / "mp4_h264_aac.mp4", model=UploadModel.INTER_2), 400, "ih4001"
+            shared.upload.submit(FIXTURES / "mp4_h264_aac.mp4", model=UploadModel.INTER_2),
+            400,
+            "ih4001",
         )
         await expect_api_error(shared.upload.analyze(FIXTURES / "mp4_h264_aac.mp4"), 400, "ih4001")
 
@@ -579,14 +635,18 @@ async def ih4007_media_under_three_seconds() -> None:
     )
     await expect_api_error(client().upload.analyze(FIXTURES / "short_2s.mp4"), 400, "ih4007")
     await expect_api_error(
-        client().upload.submit(FIXTURES / "short_2s.wav", model=UploadModel.INTER_2_AUDIO), 400, "ih4007"
+        client().upload.submit(FIXTURES / "short_2s.wav", model=UploadModel.INTER_2_AUDIO),
+        400,
+        "ih4007",
     )
 
 
 @test()
 async def ih4020_the_reserved_model() -> None:
     error = await expect_api_error(
-        client().upload.submit(FIXTURES / "mp4_h264_aac.mp4", model=UploadModel.INTER_2_DEEP), 400, "ih4020"
+        client().upload.submit(FIXTURES / "mp4_h264_aac.mp4", model=UploadModel.INTER_2_DEEP),
+        400,
+        "ih4020",
     )
     check("inter-2" in str(error), f"the message does not list the route's models: {error}")
 
@@ -600,7 +660,9 @@ async def ih4021_unknown_job() -> None:
 @test()
 async def ih5001_no_video_stream_or_an_empty_file() -> None:
     await expect_api_error(
-        client().upload.submit(FIXTURES / "audio_only_for_inter2.mp4", model=UploadModel.INTER_2), 422, "ih5001"
+        client().upload.submit(FIXTURES / "audio_only_for_inter2.mp4", model=UploadModel.INTER_2),
+        422,
+        "ih5001",
     )
     await expect_api_error(
         client().upload.submit(b"", model=UploadModel.INTER_2, filename="empty.mp4"), 422, "ih5001"
@@ -618,7 +680,9 @@ async def ih5002_a_corrupted_container() -> None:
 @test()
 async def ih5008_inter2_upload_without_audio() -> None:
     await expect_api_error(
-        client().upload.submit(FIXTURES / "video_only.mp4", model=UploadModel.INTER_2), 422, "ih5008"
+        client().upload.submit(FIXTURES / "video_only.mp4", model=UploadModel.INTER_2),
+        422,
+        "ih5008",
     )
 
 
@@ -636,7 +700,9 @@ async def client_token_mint_defaults_and_clamping() -> None:
     check(token.access_token != KEY and len(token.access_token) > 16, "not a new credential")
     short = await auth().create_client_token(api_key=KEY, expires_in=5)
     long = await auth().create_client_token(api_key=KEY, expires_in=86400)
-    check((short.expires_in, long.expires_in) == (60, 3600), f"{short.expires_in} {long.expires_in}")
+    check(
+        (short.expires_in, long.expires_in) == (60, 3600), f"{short.expires_in} {long.expires_in}"
+    )
     # A token cannot mint tokens.
     await expect_api_error(auth().create_client_token(api_key=token.access_token), 403, "ih2003")
 
@@ -666,7 +732,9 @@ async def client_token_mint_use_revoke() -> None:
             client(token.access_token, http_client=http).upload.get_job("0" * 32), 403, "ih2013"
         )
     # From the listed origin (a browser's fetch sends it), used as-is by the client.
-    async with httpx.AsyncClient(headers={"Origin": "https://app.example.com"}, timeout=120) as http:
+    async with httpx.AsyncClient(
+        headers={"Origin": "https://app.example.com"}, timeout=120
+    ) as http:
         browser = client(token.access_token, http_client=http)
         job = await browser.upload.submit(
             FIXTURES / "mp4_h264_aac.mp4", model=UploadModel.INTER_2, wait_seconds=60
@@ -674,7 +742,10 @@ async def client_token_mint_use_revoke() -> None:
         check(job.status is UploadJobStatus.COMPLETED, f"{job.status}: {job.error}")
         check((await browser.upload.get_job(job)).job_id == job.job_id, "token cannot read its job")
         # Revoked: refused with ih2014 from then on; revoking again still succeeds.
-        check(await auth().revoke_client_token(api_key=KEY, token=token.access_token) is None, "revoke")
+        check(
+            await auth().revoke_client_token(api_key=KEY, token=token.access_token) is None,
+            "revoke",
+        )
         await expect_api_error(browser.upload.get_job(job), 401, "ih2014")
     await auth().revoke_client_token(api_key=KEY, token=token.access_token)
     # A well-formed token that was never minted: nothing to revoke, still a success.
@@ -687,7 +758,9 @@ async def client_token_revoked_is_refused_on_upload() -> None:
     token = await auth().create_client_token(api_key=KEY, scopes=UPLOAD_SCOPES)
     await auth().revoke_client_token(api_key=KEY, token=token.access_token)
     await expect_api_error(
-        client(token.access_token).upload.submit(FIXTURES / "mp4_h264_aac.mp4", model=UploadModel.INTER_2),
+        client(token.access_token).upload.submit(
+            FIXTURES / "mp4_h264_aac.mp4", model=UploadModel.INTER_2
+        ),
         401,
         "ih2014",
     )
@@ -744,12 +817,16 @@ async def revoking_a_client_token_ends_its_live_session() -> None:
 
 
 def attune(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([ATTUNE_BIN, *args], capture_output=True, text=True, check=True, timeout=60)
+    return subprocess.run(
+        [ATTUNE_BIN, *args], capture_output=True, text=True, check=True, timeout=60
+    )
 
 
 @test(defect=4)
 async def revoking_an_api_key_ends_its_live_session() -> None:
-    created = attune("keys", "create", "--account", "sdk-revoked", "--scopes", ",".join(ALL_STREAM_SCOPES))
+    created = attune(
+        "keys", "create", "--account", "sdk-revoked", "--scopes", ",".join(ALL_STREAM_SCOPES)
+    )
     key = created.stdout.strip()
     key_id = re.search(r"Created key (\S+) for", created.stderr).group(1)
 
@@ -771,7 +848,10 @@ async def v1_stream_continuous_webm_cut_anywhere() -> None:
         check(isinstance(event, SessionReadyEvent), f"{event}")
         data = event.data
         check(data.max_segment_size_bytes == MAX_SEGMENT_BYTES, f"{data}")
-        check(data.session_idle_timeout_seconds == 300 and data.session_max_duration_seconds == 3600, f"{data}")
+        check(
+            data.session_idle_timeout_seconds == 300 and data.session_max_duration_seconds == 3600,
+            f"{data}",
+        )
         check(data.supported_session_config_options.model is None, "v1 advertises models")
         await session.update_config(include=[IncludeFlag.CONVERSATION_QUALITY_OVERALL])
         updated = await next_of(session, SessionUpdatedEvent)
@@ -820,13 +900,19 @@ async def v2_stream_fragmented_mp4_cut_at_odd_offsets() -> None:
     async with client().stream(api_version="v2") as session:
         await ready(session)
         await session.update_config(
-            include=[IncludeFlag.CONVERSATION_QUALITY_OVERALL, IncludeFlag.CONVERSATION_QUALITY_TIMELINE]
+            include=[
+                IncludeFlag.CONVERSATION_QUALITY_OVERALL,
+                IncludeFlag.CONVERSATION_QUALITY_TIMELINE,
+            ]
         )
         updated = await next_of(session, SessionUpdatedEvent)
         check(updated.data.model is StreamModel.INTER_2, f"{updated.data}")
         check(
             set(updated.data.include)
-            == {IncludeFlag.CONVERSATION_QUALITY_OVERALL, IncludeFlag.CONVERSATION_QUALITY_TIMELINE},
+            == {
+                IncludeFlag.CONVERSATION_QUALITY_OVERALL,
+                IncludeFlag.CONVERSATION_QUALITY_TIMELINE,
+            },
             f"{updated.data}",
         )
         await send_cut(session, media, [1, 7, 4093, 333, 10007])
@@ -837,7 +923,12 @@ async def v2_stream_fragmented_mp4_cut_at_odd_offsets() -> None:
     quality = of(events, ConversationQualityUpdatedEvent)
     check(len(quality) >= 1, f"{[type_name(e) for e in events]}")
     for q in quality:
-        check(q.data.overall is not None and q.data.timeline is not None and len(q.data.timeline) == 1, f"{q.data}")
+        check(
+            q.data.overall is not None
+            and q.data.timeline is not None
+            and len(q.data.timeline) == 1,
+            f"{q.data}",
+        )
     for event in of(events, SignalDetectedEvent):
         check(event.data.modality is None, f"{event.data}")
     check_signal_lifecycle(events)
@@ -848,9 +939,13 @@ async def v2_stream_raw_pcm_cut_at_odd_offsets() -> None:
     pcm = speech_pcm()
     async with client().stream(api_version="v2", model=StreamModel.INTER_2_AUDIO) as session:
         event = await ready(session)
-        check(StreamModel.INTER_2_AUDIO in event.data.supported_session_config_options.model, f"{event.data}")
+        check(
+            StreamModel.INTER_2_AUDIO in event.data.supported_session_config_options.model,
+            f"{event.data}",
+        )
         await session.update_config(
-            include=[IncludeFlag.CONVERSATION_QUALITY_TIMELINE], audio_format=RawAudioFormat(sample_rate=16000)
+            include=[IncludeFlag.CONVERSATION_QUALITY_TIMELINE],
+            audio_format=RawAudioFormat(sample_rate=16000),
         )
         updated = await next_of(session, SessionUpdatedEvent)
         check(updated.data.model is StreamModel.INTER_2_AUDIO, f"{updated.data}")
@@ -864,7 +959,9 @@ async def v2_stream_raw_pcm_cut_at_odd_offsets() -> None:
     for e in detected:
         check(0 <= e.data.start < 32 and e.data.modality is None, f"{e.data}")
         check(e.data.rationale is not None and len(e.data.rationale) > 20, f"{e.data}")
-    check(len(of(events, ConversationQualityUpdatedEvent)) >= 2, f"{[type_name(e) for e in events]}")
+    check(
+        len(of(events, ConversationQualityUpdatedEvent)) >= 2, f"{[type_name(e) for e in events]}"
+    )
     check_signal_lifecycle(events)
 
 
@@ -876,6 +973,56 @@ async def v2_stream_raw_pcm_at_24_khz() -> None:
         await session.update_config(audio_format=RawAudioFormat(sample_rate=24000))
         await next_of(session, SessionUpdatedEvent)
         await send_cut(session, pcm, [9999], audio=True)  # odd: frames split samples in half
+        await session.request_close()
+        events, refused = await collect(session)
+    check_clean_end(events, refused, session)
+    check(len(of(events, EngagementUpdatedEvent)) >= 1, f"{[type_name(e) for e in events]}")
+
+
+@test()
+async def stream_handshake_refusals_reach_the_client() -> None:
+    async with client("ih_not-a-key").stream(api_version="v2") as session:
+        try:
+            await asyncio.wait_for(session.wait_for_session_ready(), READY_TIMEOUT)
+            raise AssertionError("a wrong key's session became ready")
+        except InterhumanError as error:
+            check("ih2001" in str(error), f"{error}")
+        check(session.close_info.code == 4001, f"{session.close_info}")
+    async with client().stream(api_version="v2", model="inter-9") as session:
+        try:
+            await asyncio.wait_for(session.wait_for_session_ready(), READY_TIMEOUT)
+            raise AssertionError("an unknown model's session became ready")
+        except InterhumanError as error:
+            check("ih4005" in str(error), f"{error}")
+        check(session.close_info.code == 1008, f"{session.close_info}")
+
+
+@test()
+async def stream_model_switch_before_media_and_the_scope_it_needs() -> None:
+    # A key with `service.stream` alone covers inter-2 only: switching to inter-2-audio is
+    # refused without ending the session, which stays on inter-2.
+    async with client(STREAM_ONLY_KEY).stream(api_version="v2") as session:
+        event = await ready(session)
+        check(
+            event.data.supported_session_config_options.model == [StreamModel.INTER_2],
+            f"{event.data}",
+        )
+        await session.update_config(model=StreamModel.INTER_2_AUDIO)
+        error = await next_of_error(session)
+        check(error.data.code == "ih2003", f"{error.data}")
+        await session.update_config(include=[])
+        updated = await next_of(session, SessionUpdatedEvent)
+        check(updated.data.model is StreamModel.INTER_2, f"{updated.data}")
+        await session.request_close()
+        events, refused = await collect(session)
+    check_clean_end(events, refused, session)
+    # With the scope, the switch applies before the first chunk, and audio-only media is read.
+    async with client().stream(api_version="v2") as session:
+        await ready(session)
+        await session.update_config(model=StreamModel.INTER_2_AUDIO)
+        updated = await next_of(session, SessionUpdatedEvent)
+        check(updated.data.model is StreamModel.INTER_2_AUDIO, f"{updated.data}")
+        await send_cut(session, fixture("webm_opus.webm"), [1000, 3])
         await session.request_close()
         events, refused = await collect(session)
     check_clean_end(events, refused, session)
@@ -923,15 +1070,27 @@ async def stream_frame_over_the_socket_read_cap_closes_with_ih6002_and_1009() ->
 # Realtime.
 
 TRANSCRIPT = [
-    TranscriptSegment(start=0.0, end=6.0, text="So our platform does everything you need and more, and the price is great.", speaker=0),
+    TranscriptSegment(
+        start=0.0,
+        end=6.0,
+        text="So our platform does everything you need and more, and the price is great.",
+        speaker=0,
+    ),
     TranscriptSegment(start=6.0, end=7.0, text="Okay.", speaker=1),
-    TranscriptSegment(start=7.0, end=8.5, text="And we also include onboarding for the whole team at no cost.", speaker=0),
+    TranscriptSegment(
+        start=7.0,
+        end=8.5,
+        text="And we also include onboarding for the whole team at no cost.",
+        speaker=0,
+    ),
     TranscriptSegment(start=8.5, end=9.5, text="How long does onboarding take?", speaker=1),
 ]
 INSTRUCTIONS = "Coach the seller to ask more questions."
 
 
-def check_realtime_run(events: list[Any], refused: list[str], session: Any) -> RealtimeRecommendationGeneratedEvent:
+def check_realtime_run(
+    events: list[Any], refused: list[str], session: Any
+) -> RealtimeRecommendationGeneratedEvent:
     check_clean_end(events, refused, session)
     recommendations = of(events, RealtimeRecommendationGeneratedEvent)
     check(len(recommendations) >= 1, f"no recommendation: {[type_name(e) for e in events]}")
@@ -941,7 +1100,10 @@ def check_realtime_run(events: list[Any], refused: list[str], session: Any) -> R
     detected = of(events, RealtimeSignalDetectedEvent)
     check(len(detected) >= 1, f"{[type_name(e) for e in events]}")
     for event in detected:
-        check(0 < len(event.data.modality) and set(event.data.modality) <= {"audio", "visual"}, f"{event.data}")
+        check(
+            0 < len(event.data.modality) and set(event.data.modality) <= {"audio", "visual"},
+            f"{event.data}",
+        )
     # Events the client's realtime table does not know reach it as UnknownEvent, tolerated.
     unknown = {e.type for e in of(events, UnknownEvent)}
     check(unknown <= {"engagement.updated"}, f"unexpected unknown events {unknown}")
@@ -958,18 +1120,31 @@ async def realtime_session_with_instructions_transcripts_and_recommendations() -
         check(isinstance(options.realtime_recommendation_instructions, str), f"{options}")
         check(
             options.realtime_recommendation_frequency
-            == [RealtimeRecommendationFrequency.HIGH, RealtimeRecommendationFrequency.MEDIUM, RealtimeRecommendationFrequency.LOW],
+            == [
+                RealtimeRecommendationFrequency.HIGH,
+                RealtimeRecommendationFrequency.MEDIUM,
+                RealtimeRecommendationFrequency.LOW,
+            ],
             f"{options}",
         )
-        check(set(options.analysis_groups) == {AnalysisGroup.VISUAL, AnalysisGroup.AUDIO}, f"{options}")
+        check(
+            set(options.analysis_groups) == {AnalysisGroup.VISUAL, AnalysisGroup.AUDIO},
+            f"{options}",
+        )
         await session.update_config(
             realtime_recommendation_instructions=INSTRUCTIONS,
             realtime_recommendation_frequency=RealtimeRecommendationFrequency.HIGH,
         )
         updated = await next_of(session, RealtimeSessionUpdatedEvent)
         check(updated.data.realtime_recommendation_instructions == INSTRUCTIONS, f"{updated.data}")
-        check(updated.data.realtime_recommendation_frequency is RealtimeRecommendationFrequency.HIGH, f"{updated.data}")
-        check(set(updated.data.analysis_groups) == {AnalysisGroup.VISUAL, AnalysisGroup.AUDIO}, f"{updated.data}")
+        check(
+            updated.data.realtime_recommendation_frequency is RealtimeRecommendationFrequency.HIGH,
+            f"{updated.data}",
+        )
+        check(
+            set(updated.data.analysis_groups) == {AnalysisGroup.VISUAL, AnalysisGroup.AUDIO},
+            f"{updated.data}",
+        )
         await session.send_transcript(TRANSCRIPT)
         for _ in range(2):
             for name in ["seg0", "seg1", "seg2"]:
@@ -992,10 +1167,15 @@ async def realtime_partial_config_keeps_what_it_does_not_name() -> None:
             analysis_groups=[AnalysisGroup.AUDIO, AnalysisGroup.VISUAL],
         )
         await next_of(session, RealtimeSessionUpdatedEvent)
-        await session.update_config(realtime_recommendation_frequency=RealtimeRecommendationFrequency.HIGH)
+        await session.update_config(
+            realtime_recommendation_frequency=RealtimeRecommendationFrequency.HIGH
+        )
         updated = await next_of(session, RealtimeSessionUpdatedEvent)
         check(updated.data.realtime_recommendation_instructions == INSTRUCTIONS, f"{updated.data}")
-        check(updated.data.realtime_recommendation_frequency is RealtimeRecommendationFrequency.HIGH, f"{updated.data}")
+        check(
+            updated.data.realtime_recommendation_frequency is RealtimeRecommendationFrequency.HIGH,
+            f"{updated.data}",
+        )
         await session.send_transcript(TRANSCRIPT)
         for _ in range(2):
             for name in ["seg0", "seg1", "seg2"]:
@@ -1022,7 +1202,9 @@ def main() -> int:
         started = time.monotonic()
         try:
             asyncio.run(asyncio.wait_for(fn(), TEST_TIMEOUT))
-        except BaseException as error:  # noqa: BLE001 - every failure is reported, none stops the run
+        except (
+            BaseException
+        ) as error:  # noqa: BLE001 - every failure is reported, none stops the run
             if isinstance(error, KeyboardInterrupt):
                 raise
             tag = f" [issue 11 defect {defect}]" if defect else ""
