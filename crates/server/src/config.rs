@@ -567,6 +567,28 @@ impl Config {
         })
     }
 
+    /// The configuration of a server listening on `addr`. With `bind` on port 0
+    /// (any free port, as test scripts bind), the URLs derived from `bind`
+    /// would name port 0, so every error `link` would point nowhere; they name
+    /// the port the system gave instead. URLs set explicitly are kept.
+    pub fn bound_to(mut self, addr: SocketAddr) -> Config {
+        if self.bind.port() != 0 || addr == self.bind {
+            return self;
+        }
+        let (configured, actual) = (format!("http://{}", self.bind), format!("http://{addr}"));
+        if self.docs_url == format!("{configured}/docs") {
+            self.docs_url = format!("{actual}/docs");
+        }
+        if self.ws_base_url == format!("ws://{}", self.bind) {
+            self.ws_base_url = format!("ws://{addr}");
+        }
+        if self.base_url == configured {
+            self.base_url = actual;
+        }
+        self.bind = addr;
+        self
+    }
+
     /// How stream sessions run on this configuration.
     pub fn stream_settings(&self) -> crate::streams::StreamSettings {
         let defaults = crate::streams::StreamSettings::default();
@@ -632,6 +654,36 @@ mod tests {
             .iter()
             .map(|(k, v)| (OsString::from(k), OsString::from(v)))
             .collect()
+    }
+
+    #[test]
+    fn urls_derived_from_port_0_name_the_port_given() {
+        let any_port = |layer: ConfigLayer| {
+            Config::from_layer(ConfigLayer {
+                bind: Some("127.0.0.1:0".parse().unwrap()),
+                ..layer
+            })
+            .unwrap()
+        };
+        let given: SocketAddr = "127.0.0.1:40123".parse().unwrap();
+        let config = any_port(ConfigLayer::default()).bound_to(given);
+        assert_eq!(config.bind, given);
+        assert_eq!(config.base_url, "http://127.0.0.1:40123");
+        assert_eq!(config.ws_base_url, "ws://127.0.0.1:40123");
+        assert_eq!(config.docs_url, "http://127.0.0.1:40123/docs");
+        // What an operator wrote stays as written.
+        let config = any_port(ConfigLayer {
+            base_url: Some("https://api.example.com".into()),
+            docs_url: Some("https://docs.example.com".into()),
+            ..ConfigLayer::default()
+        })
+        .bound_to(given);
+        assert_eq!(config.base_url, "https://api.example.com");
+        assert_eq!(config.ws_base_url, "wss://api.example.com");
+        assert_eq!(config.docs_url, "https://docs.example.com");
+        // A fixed port is what it says.
+        let fixed = Config::default();
+        assert_eq!(fixed.clone().bound_to(given).base_url, fixed.base_url);
     }
 
     #[test]

@@ -33,6 +33,7 @@ const LOGGABLE_HEADERS: &[&str] = &[
     "upgrade",
     "user-agent",
     "x-client-request-id",
+    "x-interhuman-sdk",
     "x-service-sdk",
 ];
 

@@ -45,6 +45,18 @@ pub const X_CORRELATION_ID: HeaderName = HeaderName::from_static("x-correlation-
 pub const X_CLIENT_REQUEST_ID: HeaderName = HeaderName::from_static("x-client-request-id");
 /// Request header naming the client SDK: telemetry only, never rejected.
 pub const X_SERVICE_SDK: HeaderName = HeaderName::from_static("x-service-sdk");
+/// The same header as the official clients spell it (`interhumanai` sends
+/// `X-Interhuman-SDK: python/1.3.4`); read like [`X_SERVICE_SDK`].
+pub const X_INTERHUMAN_SDK: HeaderName = HeaderName::from_static("x-interhuman-sdk");
+
+/// The SDK a request announces in a header: `X-Service-SDK` (the interface's
+/// name), else `X-Interhuman-SDK` (what the official clients send). Recorded
+/// only: no caller of this lets it touch authentication, scopes or limits.
+pub fn announced_sdk_header(headers: &HeaderMap) -> Option<&HeaderValue> {
+    headers
+        .get(&X_SERVICE_SDK)
+        .or_else(|| headers.get(&X_INTERHUMAN_SDK))
+}
 
 /// The body of `/auth` is read before answering so the client is not cut off
 /// mid-send; past this size or time it is left unread and the connection is
@@ -318,10 +330,7 @@ impl App {
             .headers()
             .get(&X_CLIENT_REQUEST_ID)
             .map(redact::loggable_value);
-        let sdk = request
-            .headers()
-            .get(&X_SERVICE_SDK)
-            .map(redact::loggable_value);
+        let sdk = announced_sdk_header(request.headers()).map(redact::loggable_value);
 
         let span = tracing::info_span!("request", correlation_id = %correlation_id);
         tracing::debug!(

@@ -72,6 +72,10 @@ struct Listener {
 /// cleartext HTTP/2, and TLS (where HTTP/2 would be negotiated) is left to a
 /// proxy in front.
 pub async fn run(listener: TcpListener, config: Config, services: Services, shutdown: impl Future) {
+    let config = match listener.local_addr() {
+        Ok(addr) => config.bound_to(addr),
+        Err(_) => config,
+    };
     recover_jobs(&services).await;
     let pool = WorkerPool::new(
         Arc::clone(&services.runner),

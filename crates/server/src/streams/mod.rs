@@ -30,7 +30,7 @@ use crate::keys::KeyHash;
 use crate::limits::check_subscription;
 use crate::recommend_backend::RecommendationService;
 use crate::redact;
-use crate::routes::{App, X_CLIENT_REQUEST_ID, X_CORRELATION_ID, X_SERVICE_SDK};
+use crate::routes::{announced_sdk_header, App, X_CLIENT_REQUEST_ID, X_CORRELATION_ID};
 use crate::store::TokenStore;
 use attune_core::access::{negotiate, Refusal};
 use attune_core::session::{Revoked, SessionLimits, SessionSetup, StreamSession};
@@ -272,9 +272,9 @@ pub(crate) fn handshake_credential(
     Err(ServiceError::new(ErrorCode::Ih2002))
 }
 
-/// The SDK a client announced: the `X-Service-SDK` header wins over the query's
-/// `ih_sdk`/`ih_sdk_version` pair (read before the older `sdk`/`sdk_version` pair). Recorded
-/// only; it never changes what the server does.
+/// The SDK a client announced: the `X-Service-SDK` (or `X-Interhuman-SDK`) header wins over
+/// the query's `ih_sdk`/`ih_sdk_version` pair (read before the older `sdk`/`sdk_version` pair).
+/// Recorded only; it never changes what the server does.
 fn announced_sdk(headers: &HeaderMap, query: &HashMap<String, String>) -> Option<String> {
     let pair = |name: &str, version: &str| {
         Some(format!(
@@ -284,7 +284,7 @@ fn announced_sdk(headers: &HeaderMap, query: &HashMap<String, String>) -> Option
         ))
     };
     let from_query = pair("ih_sdk", "ih_sdk_version").or_else(|| pair("sdk", "sdk_version"));
-    match headers.get(&X_SERVICE_SDK).map(redact::loggable_value) {
+    match announced_sdk_header(headers).map(redact::loggable_value) {
         Some(header) => {
             if let Some(q) = from_query.filter(|q| !header.starts_with(q.as_str())) {
                 tracing::debug!(header = %header, query = %q, "SDK header and query disagree; the header wins");

@@ -56,6 +56,41 @@ async fn healthz_answers_ok_whatever_the_sdk_header_says() {
 }
 
 #[tokio::test]
+async fn the_official_clients_sdk_header_never_changes_an_answer() {
+    // `interhumanai` sends `X-Interhuman-SDK`, the interface names `X-Service-SDK`: either
+    // one, even malformed, leaves credential checks and routing exactly as without it.
+    let harness = Harness::new().await;
+    let key = harness.key("acme", &attune_server::Scope::ALL).await;
+    let server = harness.start().await;
+    let client = client();
+    let missing_job = "/v2/upload/jobs/00000000000000000000000000000000";
+    for sdk in [
+        None,
+        Some(("X-Interhuman-SDK", "python/1.3.4")),
+        Some(("X-Service-SDK", "python/1.3.4")),
+        Some(("X-Interhuman-SDK", "??? not-an-sdk")),
+    ] {
+        for (credential, status, code) in [
+            (None, 401, ErrorCode::Ih2002),
+            (Some("ih_not-a-key"), 401, ErrorCode::Ih2001),
+            (Some(key.as_str()), 404, ErrorCode::Ih4021),
+        ] {
+            let mut request = client.get(url(&server, missing_job));
+            if let Some(credential) = credential {
+                request = request.bearer_auth(credential);
+            }
+            if let Some((name, value)) = sdk {
+                request = request.header(name, value);
+            }
+            let response = request.send().await.unwrap();
+            assert_eq!(response.status(), status, "{sdk:?} {credential:?}");
+            assert_eq!(error_body(response).await.error_id, code, "{sdk:?}");
+        }
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test]
 async fn unknown_paths_answer_404_and_wrong_methods_405_with_allow() {
     let harness = Harness::new().await;
     let server = harness.start().await;

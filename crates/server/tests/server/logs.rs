@@ -1,6 +1,7 @@
 //! No credential reaches the logs, even at the most verbose level.
 
 use crate::common::{client, correlation_id, json, url, Form, Harness};
+use crate::ws::{connect_with, Auth};
 use attune_server::{logging, KeyStore, Scope};
 use std::sync::{Arc, Mutex};
 use tracing_subscriber::fmt::MakeWriter;
@@ -66,6 +67,7 @@ async fn credentials_never_reach_the_logs() {
             .header("Sec-WebSocket-Protocol", format!("access_token, {key}"))
             .header("Cookie", format!("session={key}"))
             .header("X-Client-Request-Id", request_id)
+            .header("X-Interhuman-SDK", "python/1.3.4")
             .body(format!(r#"{{"key_id":"k","key_secret":"{key}"}}"#))
             .send()
             .await
@@ -73,6 +75,19 @@ async fn credentials_never_reach_the_logs() {
         correlation_ids.push((correlation_id(&response), request_id));
         response.bytes().await.unwrap();
     }
+
+    // A stream handshake announcing the official client by its header alone (it sends the
+    // query pair too; without it here, only the header can put the SDK in the log).
+    let mut ws = connect_with(
+        &server,
+        "/v2/stream/analyze",
+        Auth::Header(&key),
+        &[("X-Interhuman-SDK", "python/1.3.4")],
+    )
+    .await;
+    ws.ready().await;
+    let (_, code) = ws.close_gracefully().await;
+    assert_eq!(code, 1000);
 
     // A token minted with the key in the body, used, revoked and refused.
     let minted = client
@@ -136,7 +151,14 @@ async fn credentials_never_reach_the_logs() {
             .find(|line| line.contains(correlation_id.as_str()) && line.contains("status="))
             .unwrap_or_else(|| panic!("no request line for {correlation_id} in:\n{logs}"));
         assert!(line.contains(request_id), "{line}");
+        // The official client's spelling of `X-Service-SDK` is recorded like it.
+        assert!(line.contains(r#"sdk="python/1.3.4""#), "{line}");
     }
+    let session = logs
+        .lines()
+        .find(|line| line.contains("stream session accepted"))
+        .unwrap_or_else(|| panic!("no stream session line in:\n{logs}"));
+    assert!(session.contains(r#"sdk="python/1.3.4""#), "{session}");
     assert!(logs.contains("authorization: [redacted]"), "{logs}");
     assert!(
         logs.contains("sec-websocket-protocol: [redacted]"),
