@@ -27,6 +27,7 @@
 
 mod audio;
 mod bytes;
+mod demux;
 mod error;
 mod formats;
 #[cfg(feature = "fuzzing")]

@@ -66,16 +66,17 @@
 mod audio;
 mod es;
 mod fmp4;
-mod mkv;
 mod queue;
 mod ts;
 
 use symphonia::core::packet::Packet;
 
+pub use crate::demux::LiveProblem;
+pub(crate) use crate::demux::{Demuxer, Event};
 use crate::error::MediaError;
 use crate::info::{Container, Pcm, TrackKind, VideoFrameInfo};
 use crate::requirements::MediaRequirements;
-use audio::{AudioPipeline, AudioSetup, RawPipeline, Stopped};
+use audio::{AudioPipeline, RawPipeline, Stopped};
 
 /// The largest PES packet the transport stream demuxer assembles (a 4K keyframe is a few MB).
 const MAX_PES_BYTES: usize = 16 * 1024 * 1024;
@@ -164,71 +165,6 @@ pub struct MediaSpan {
     pub end: f64,
 }
 
-/// A non-fatal problem with part of the input; the session goes on.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum LiveProblem {
-    /// The bytes are not readable media (not a container, or broken structure). `ih6007`.
-    #[error("unreadable segment: {reason}")]
-    Unreadable {
-        /// What was wrong, for logs.
-        reason: String,
-    },
-    /// Media data arrived without the container header it needs (a fragment before any init
-    /// segment, clusters before any Tracks). `ih5004`.
-    #[error("malformed segment: {reason}")]
-    MissingHeader {
-        /// What was missing, for logs.
-        reason: String,
-    },
-    /// A self-contained segment shorter than the 3 s minimum. `ih5006`.
-    #[error("the segment lasts {duration:.3} s, under the minimum of 3 s")]
-    TooShort {
-        /// Its duration in seconds.
-        duration: f64,
-    },
-    /// The stream has audio but no video and the model needs video; reported once per
-    /// session. `ih5001`.
-    #[error("the stream has audio but no video")]
-    NoVideo,
-    /// The stream has no audio track; reported once per session. `ih5008`.
-    #[error("the stream has no audio")]
-    NoAudio,
-    /// The audio codec cannot be decoded. `ih5003`.
-    #[error("unsupported codec: {codec}")]
-    Unsupported {
-        /// The codec's name.
-        codec: String,
-    },
-}
-
-impl LiveProblem {
-    /// The interface error code, e.g. `"ih6007"`.
-    pub fn code_str(&self) -> &'static str {
-        match self {
-            Self::Unreadable { .. } => "ih6007",
-            Self::MissingHeader { .. } => "ih5004",
-            Self::TooShort { .. } => "ih5006",
-            Self::NoVideo => "ih5001",
-            Self::NoAudio => "ih5008",
-            Self::Unsupported { .. } => "ih5003",
-        }
-    }
-
-    /// The live problem a file-path error amounts to.
-    pub(crate) fn from_media(e: &MediaError) -> Self {
-        match e {
-            MediaError::UnsupportedCodec { codec } => Self::Unsupported {
-                codec: codec.clone(),
-            },
-            MediaError::NoAudioStream => Self::NoAudio,
-            other => Self::Unreadable {
-                reason: other.to_string(),
-            },
-        }
-    }
-}
-
 /// A non-fatal problem and the caller's segment index of the frame it concerns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SegmentProblem {
@@ -294,36 +230,6 @@ impl ChunkReport {
     fn problem(&mut self, segment: u64, problem: LiveProblem) {
         self.problems.push(SegmentProblem { segment, problem });
     }
-}
-
-/// What a demuxer hands the reader.
-pub(crate) enum Event {
-    /// A file's header was read: its tracks are known.
-    Header {
-        container: Container,
-        has_video: bool,
-        has_audio: bool,
-    },
-    /// How the file's first audio track decodes; comes before its first packet.
-    AudioSetup(AudioSetup),
-    /// One packet of the first audio track.
-    Audio(Packet),
-    /// One frame of the first video track, `pts` on the file's clock.
-    Video(VideoFrameInfo),
-    /// Something was wrong; the demuxer carries on.
-    Problem(LiveProblem),
-    /// A new file starts within the stream; the events after it are the new file's.
-    NewFile,
-}
-
-/// An incremental container reader. `Send`, so that a session can move between threads.
-pub(crate) trait Demuxer: Send {
-    /// Reads `data`, appending what it found to `out`.
-    fn feed(&mut self, data: &[u8], out: &mut Vec<Event>);
-    /// The input has ended: hands out what was held back for more data.
-    fn finish(&mut self, out: &mut Vec<Event>);
-    /// Bytes held waiting for the rest of a unit.
-    fn pending_bytes(&self) -> usize;
 }
 
 /// What the first bytes of a file are.
@@ -1026,7 +932,7 @@ impl LiveReader {
     ) {
         let cap = self.limits.max_pending_bytes;
         let demux: Box<dyn Demuxer> = match detected {
-            Detected::Mkv => Box::new(mkv::MkvDemuxer::new(cap)),
+            Detected::Mkv => Box::new(crate::formats::mkv::MkvDemuxer::stream(cap)),
             Detected::Fmp4 => Box::new(fmp4::Fmp4Demuxer::new(cap)),
             Detected::Ts {
                 packet_size,
@@ -1150,7 +1056,7 @@ impl LiveReader {
                     self.unit();
                     self.decode(&packet, segment, r);
                 }
-                Event::Video(frame) => {
+                Event::Video(frame, _) => {
                     self.unit();
                     let Some(file) = self.file.as_mut() else {
                         continue;

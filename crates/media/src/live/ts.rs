@@ -17,12 +17,12 @@ use std::collections::VecDeque;
 use symphonia::core::packet::Packet;
 use symphonia::core::units::{Duration as SymDuration, Timestamp};
 
-use super::audio::AudioSetup;
 use super::es;
 use super::queue::ByteQueue;
 use super::{Demuxer, Event, LiveProblem};
 use crate::audio::params::symphonia_params;
 use crate::audio::AudioCodec;
+use crate::audio::AudioSetup;
 use crate::formats::ts::{parse_pat, pmt_tracks};
 use crate::info::{Codec, Container, TrackKind, VideoFrameInfo};
 
@@ -359,11 +359,12 @@ impl TsDemuxer {
             self.last_video_pts = Some(pts);
             let codec = &self.streams[idx].codec;
             let keyframe = es::is_keyframe(codec, &pes.data).unwrap_or(pes.random_access);
-            out.push(Event::Video(VideoFrameInfo {
+            let frame = VideoFrameInfo {
                 pts: since(pts, start),
                 size: u32::try_from(pes.data.len()).unwrap_or(u32::MAX),
                 keyframe,
-            }));
+            };
+            out.push(Event::Video(frame, None));
         } else if Some(idx) == self.audio {
             if self.audio_es.first_pts.is_none() {
                 self.audio_es.first_pts = pes.pts;
