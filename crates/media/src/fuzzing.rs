@@ -9,6 +9,7 @@
 //! reports like any crash.
 
 use crate::audio;
+use crate::demux::{Demuxer, Event};
 use crate::error::MediaError;
 use crate::formats::{avi, es, mkv, mp4, plain, ts, ContainerReader};
 use crate::info::{Codec, Container, Pcm};
@@ -23,9 +24,63 @@ pub fn mp4(data: &[u8]) {
     exercise(data, mp4::Mp4Reader::open(data));
 }
 
-/// Opens `data` with the Matroska/WebM reader and exercises it.
+/// Opens `data` with the Matroska/WebM reader and exercises it, then feeds the same bytes to
+/// the same demuxer as a live stream, cut into chunks whose sizes come from the data.
 pub fn mkv(data: &[u8]) {
     exercise(data, mkv::MkvReader::open(data));
+    stream(mkv::MkvDemuxer::stream(STREAM_CAP), data);
+}
+
+/// The element cap of the stream demuxers under fuzzing: small, so that it is reached.
+const STREAM_CAP: usize = 64 * 1024;
+
+/// Feeds `data` to a stream demuxer in chunks and checks what it holds and hands out: no more
+/// than one capped element waiting, finite times, no more frames than bytes.
+fn stream(mut demux: impl Demuxer, data: &[u8]) {
+    // Chunk sizes from 1 byte to a few KiB, picked by the input's first byte.
+    let scale = 1 + usize::from(data.first().copied().unwrap_or(0)) * 16;
+    let mut events = Vec::new();
+    let mut frames = 0usize;
+    let mut rest = data;
+    let mut turn = 0usize;
+    while !rest.is_empty() {
+        turn += 1;
+        let size = (1 + (turn * 7919) % scale).min(rest.len());
+        let (chunk, tail) = rest.split_at(size);
+        rest = tail;
+        demux.feed(chunk, &mut events);
+        // One element up to the cap, with its header of at most 12 bytes.
+        assert!(
+            demux.pending_bytes() <= STREAM_CAP + 12,
+            "{} bytes held",
+            demux.pending_bytes()
+        );
+        frames += check_events(&mut events);
+    }
+    demux.finish(&mut events);
+    frames += check_events(&mut events);
+    assert_eq!(demux.pending_bytes(), 0, "bytes held after the end");
+    assert!(
+        frames <= data.len(),
+        "{frames} frames from {} bytes",
+        data.len()
+    );
+}
+
+/// Checks and drops a batch of demuxer events; returns how many frames and packets it held.
+fn check_events(events: &mut Vec<Event>) -> usize {
+    let mut n = 0;
+    for event in events.drain(..) {
+        match event {
+            Event::Video(frame, _) => {
+                assert!(frame.pts.is_finite(), "non-finite pts");
+                n += 1;
+            }
+            Event::Audio(_) => n += 1,
+            _ => {}
+        }
+    }
+    n
 }
 
 /// Opens `data` with the AVI reader and exercises it.
