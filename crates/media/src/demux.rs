@@ -102,3 +102,74 @@ pub(crate) trait Demuxer: Send {
     /// Bytes held waiting for the rest of a unit.
     fn pending_bytes(&self) -> usize;
 }
+
+/// Helpers for the chunking tests of every demuxer: what a demuxer's events amount to, and a
+/// demuxer fed a file cut into chunks.
+#[cfg(test)]
+pub(crate) mod testing {
+    use proptest::prelude::*;
+    use symphonia::core::units::Duration as SymDuration;
+
+    use super::{Demuxer, Event};
+
+    /// A committed fixture's bytes.
+    pub(crate) fn fixture(name: &str) -> Vec<u8> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures")
+            .join(name);
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+
+    /// What a read produced: the audio lead, every audio packet with its end trim, and every video
+    /// frame (times as bits, so equality is exact), in the order the demuxer gave them.
+    #[derive(Debug, PartialEq)]
+    pub(crate) struct Output {
+        pub(crate) lead: Option<(u64, u32)>,
+        pub(crate) audio: Vec<(Box<[u8]>, SymDuration)>,
+        pub(crate) video: Vec<(u64, u32, bool)>,
+        pub(crate) headers: usize,
+        pub(crate) problems: Vec<String>,
+    }
+
+    pub(crate) fn collect(events: Vec<Event>) -> Output {
+        let mut out = Output {
+            lead: None,
+            audio: Vec::new(),
+            video: Vec::new(),
+            headers: 0,
+            problems: Vec::new(),
+        };
+        for event in events {
+            match event {
+                Event::Header { .. } => out.headers += 1,
+                Event::AudioSetup(setup) => out.lead = Some(setup.lead),
+                Event::Audio(p) => out.audio.push((p.data, p.trim_end)),
+                Event::Video(f, _) => out.video.push((f.pts.to_bits(), f.size, f.keyframe)),
+                Event::Problem(p) => out.problems.push(p.to_string()),
+                Event::NewFile => out.problems.push("a new file".into()),
+            }
+        }
+        out
+    }
+
+    /// `demux` fed `bytes` cut by `sizes`, used in turn and over again, then finished.
+    pub(crate) fn streamed(mut demux: impl Demuxer, bytes: &[u8], sizes: &[usize]) -> Output {
+        let mut events = Vec::new();
+        let mut rest = bytes;
+        for &size in sizes.iter().cycle() {
+            if rest.is_empty() {
+                break;
+            }
+            let (chunk, tail) = rest.split_at(size.clamp(1, rest.len()));
+            demux.feed(chunk, &mut events);
+            rest = tail;
+        }
+        demux.finish(&mut events);
+        collect(events)
+    }
+
+    /// Chunk sizes from single bytes to more than a whole fixture.
+    pub(crate) fn chunk_sizes() -> impl Strategy<Value = Vec<usize>> {
+        prop::collection::vec(prop_oneof![1usize..8, 1usize..600, 1usize..100_000], 1..48)
+    }
+}

@@ -36,6 +36,7 @@ pub mod fuzzing;
 mod guard;
 mod info;
 pub mod live;
+mod queue;
 mod requirements;
 pub mod video;
 

@@ -1,7 +1,7 @@
 //! Telling a stream's files apart by content: which frames open a new file, and what container
 //! a file's first bytes are.
 
-use super::ts;
+use crate::formats::ts;
 
 /// Bytes gathered to recognise a stream's container: past this, what is not recognised is
 /// not media.
@@ -39,7 +39,7 @@ pub(super) fn detect(b: &[u8], complete: bool) -> Detected {
     if b.starts_with(&EBML_MAGIC) {
         return Detected::Mkv;
     }
-    match ts::sniff(b, complete) {
+    match ts::sniff_prefix(b, complete) {
         Some(Some((packet_size, offset))) => {
             return Detected::Ts {
                 packet_size,

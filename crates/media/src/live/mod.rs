@@ -65,15 +65,14 @@
 
 mod audio;
 mod detect;
-mod es;
 mod fmp4;
-mod queue;
 mod raw;
 mod report;
-mod ts;
 mod whole;
 
 use symphonia::core::packet::Packet;
+
+use crate::formats::ts;
 
 pub use crate::demux::LiveProblem;
 pub(crate) use crate::demux::{Demuxer, Event};

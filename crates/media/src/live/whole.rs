@@ -1,8 +1,9 @@
 //! Frames read as complete files: self-contained segments and containers only read whole.
 
 use super::detect::top_level_box;
-use super::{ts, ChunkReport, LiveError, LiveProblem, LiveReader};
+use super::{ChunkReport, LiveError, LiveProblem, LiveReader};
 use crate::error::MediaError;
+use crate::formats::ts;
 use crate::info::{Pcm, TrackKind, VideoFrameInfo};
 use crate::requirements::MediaRequirements;
 
@@ -120,7 +121,7 @@ fn missing_header(b: &[u8]) -> Option<&'static str> {
     if b.starts_with(&[0x18, 0x53, 0x80, 0x67]) || b.starts_with(&[0x1f, 0x43, 0xb6, 0x75]) {
         return Some("Matroska data without an EBML header");
     }
-    if let Some(Some((size, offset))) = ts::sniff(b, true) {
+    if let Some(Some((size, offset))) = ts::sniff_prefix(b, true) {
         let has_pat = b
             .get(offset..)
             .unwrap_or_default()
