@@ -9,6 +9,7 @@
 //! reports like any crash.
 
 use crate::audio;
+use crate::demux::{Demuxer, Event};
 use crate::error::MediaError;
 use crate::formats::{avi, es, mkv, mp4, plain, ts, ContainerReader};
 use crate::info::{Codec, Container, Pcm};
@@ -23,9 +24,72 @@ pub fn mp4(data: &[u8]) {
     exercise(data, mp4::Mp4Reader::open(data));
 }
 
-/// Opens `data` with the Matroska/WebM reader and exercises it.
+/// Opens `data` with the Matroska/WebM reader and exercises it, then feeds the same bytes to
+/// the same demuxer as a live stream, cut into chunks whose sizes come from the data.
 pub fn mkv(data: &[u8]) {
     exercise(data, mkv::MkvReader::open(data));
+    // One element up to the cap, with its header of at most 12 bytes.
+    stream(
+        mkv::MkvDemuxer::stream(STREAM_CAP),
+        data,
+        Some(STREAM_CAP + 12),
+    );
+}
+
+/// The element cap of the stream demuxers under fuzzing: small, so that it is reached.
+const STREAM_CAP: usize = 64 * 1024;
+
+/// Feeds `data` to a stream demuxer in chunks and checks what it holds and hands out: no more
+/// than `max_pending` bytes waiting (where the demuxer bounds it itself), finite times, no more
+/// frames than bytes, nothing held after the end.
+fn stream(mut demux: impl Demuxer, data: &[u8], max_pending: Option<usize>) {
+    // Chunk sizes from 1 byte to a few KiB, picked by the input's first byte.
+    let scale = 1 + usize::from(data.first().copied().unwrap_or(0)) * 16;
+    let mut events = Vec::new();
+    let mut frames = 0usize;
+    let mut rest = data;
+    let mut turn = 0usize;
+    while !rest.is_empty() {
+        turn += 1;
+        let size = (1 + (turn * 7919) % scale).min(rest.len());
+        let (chunk, tail) = rest.split_at(size);
+        rest = tail;
+        demux.feed(chunk, &mut events);
+        if let Some(max) = max_pending {
+            assert!(
+                demux.pending_bytes() <= max,
+                "{} bytes held",
+                demux.pending_bytes()
+            );
+        }
+        frames += check_events(&mut events);
+    }
+    demux.finish(&mut events);
+    frames += check_events(&mut events);
+    if max_pending.is_some() {
+        assert_eq!(demux.pending_bytes(), 0, "bytes held after the end");
+    }
+    assert!(
+        frames <= data.len(),
+        "{frames} frames from {} bytes",
+        data.len()
+    );
+}
+
+/// Checks and drops a batch of demuxer events; returns how many frames and packets it held.
+fn check_events(events: &mut Vec<Event>) -> usize {
+    let mut n = 0;
+    for event in events.drain(..) {
+        match event {
+            Event::Video(frame, _) => {
+                assert!(frame.pts.is_finite(), "non-finite pts");
+                n += 1;
+            }
+            Event::Audio(_) => n += 1,
+            _ => {}
+        }
+    }
+    n
 }
 
 /// Opens `data` with the AVI reader and exercises it.
@@ -33,12 +97,19 @@ pub fn avi(data: &[u8]) {
     exercise(data, avi::AviReader::open(data));
 }
 
-/// Opens `data` with the MPEG-TS reader and exercises it. The packet size and first sync are
+/// Opens `data` with the MPEG-TS reader and exercises it, then feeds it to the same demuxer as
+/// a live stream. The packet size and first sync are
 /// sniffed as [`crate::probe`] does; input that does not sniff as TS is read as 188-byte packets
 /// from offset 0, so the packet parser sees it all the same.
 pub fn ts(data: &[u8]) {
     let (packet_size, offset) = ts::sniff(data).unwrap_or((188, 0));
     exercise(data, ts::TsReader::open(data, packet_size, offset));
+    // A PES per stream may wait: the live reader's own pending limit bounds the sum.
+    stream(
+        ts::TsDemuxer::new(packet_size, offset, STREAM_CAP),
+        data,
+        None,
+    );
 }
 
 /// Opens `data` with the WAV reader and exercises it.

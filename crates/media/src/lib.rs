@@ -27,6 +27,7 @@
 
 mod audio;
 mod bytes;
+mod demux;
 mod error;
 mod formats;
 #[cfg(feature = "fuzzing")]
@@ -35,6 +36,7 @@ pub mod fuzzing;
 mod guard;
 mod info;
 pub mod live;
+mod queue;
 mod requirements;
 pub mod video;
 
@@ -71,27 +73,7 @@ pub(crate) fn oversized_video_unit(frames: &[VideoFrameInfo]) -> Option<MediaErr
 /// declares a video frame over [`MAX_VIDEO_UNIT_BYTES`]. Model rules (container allowed, tracks
 /// present, duration bounds) are [`check`]'s job.
 pub fn probe(bytes: &[u8]) -> Result<ProbeInfo, MediaError> {
-    let reader = formats::open(bytes)?;
-    let duration = match reader.duration() {
-        Some(d) if d.is_nan() => return Err(MediaError::UndeterminableDuration),
-        Some(d) if d < 0.0 => return Err(MediaError::NegativeDuration),
-        Some(d) if d > 0.0 && d.is_finite() => d,
-        _ => return Err(MediaError::UndeterminableDuration),
-    };
-    // Frame sizes come from the container's tables; a table the frame listing cannot read is
-    // left for the decoders to report, as before this check existed.
-    if let Some(error) = reader
-        .video_frames()
-        .ok()
-        .and_then(|frames| oversized_video_unit(&frames))
-    {
-        return Err(error);
-    }
-    Ok(ProbeInfo {
-        container: reader.container(),
-        tracks: reader.tracks(),
-        duration,
-    })
+    MediaFile::open(bytes)?.info()
 }
 
 /// Decodes the first audio track of `bytes` to mono `f32` at 16 kHz, sample 0 at media time 0.
@@ -118,9 +100,7 @@ pub fn decode_audio(bytes: &[u8]) -> Result<Pcm, MediaError> {
 
 /// [`decode_audio`] with a caller-chosen cap on the decoded duration, in seconds.
 pub fn decode_audio_limited(bytes: &[u8], max_seconds: f64) -> Result<Pcm, MediaError> {
-    let reader = formats::open(bytes)?;
-    let track = reader.audio_track()?;
-    audio::decode_track(track, max_seconds)
+    MediaFile::open(bytes)?.decode_audio(max_seconds)
 }
 
 /// Lists the frames of the first video track of `bytes`: presentation time (seconds, media
@@ -129,5 +109,88 @@ pub fn decode_audio_limited(bytes: &[u8], max_seconds: f64) -> Result<Pcm, Media
 ///
 /// Errors: those of [`probe`]'s parsing.
 pub fn video_frames(bytes: &[u8]) -> Result<Vec<VideoFrameInfo>, MediaError> {
-    formats::open(bytes)?.video_frames()
+    MediaFile::open(bytes)?.video_frames()
+}
+
+/// An input parsed once: its probe facts, its decoded audio and its video frame lists all come
+/// from the one parse of its container, so an upload read for all of them is read once.
+///
+/// ```no_run
+/// # fn main() -> Result<(), attune_media::MediaError> {
+/// let bytes = std::fs::read("talk.webm").expect("a file");
+/// let file = attune_media::MediaFile::open(&bytes)?;
+/// let info = file.info()?;
+/// let pcm = file.decode_audio(attune_media::MAX_DECODE_SECONDS)?;
+/// let frames = file.video_frames()?;
+/// # let _ = (info, pcm, frames);
+/// # Ok(())
+/// # }
+/// ```
+pub struct MediaFile<'a> {
+    reader: Box<dyn formats::ContainerReader<'a> + 'a>,
+}
+
+impl<'a> MediaFile<'a> {
+    /// Recognises the container of `bytes` by content and parses it.
+    ///
+    /// Errors: [`MediaError::Empty`] for no bytes; [`MediaError::Unreadable`] for content that
+    /// is not a recognised container or whose structure is broken.
+    pub fn open(bytes: &'a [u8]) -> Result<Self, MediaError> {
+        Ok(Self {
+            reader: formats::open(bytes)?,
+        })
+    }
+
+    /// The container, its tracks and its duration, as [`probe`] gives them.
+    ///
+    /// Errors: [`MediaError::UndeterminableDuration`] when the duration is zero or unknown,
+    /// [`MediaError::NegativeDuration`].
+    pub fn info(&self) -> Result<ProbeInfo, MediaError> {
+        let duration = match self.reader.duration() {
+            Some(d) if d.is_nan() => return Err(MediaError::UndeterminableDuration),
+            Some(d) if d < 0.0 => return Err(MediaError::NegativeDuration),
+            Some(d) if d > 0.0 && d.is_finite() => d,
+            _ => return Err(MediaError::UndeterminableDuration),
+        };
+        // Frame sizes come from the container's tables; a table the frame listing cannot read is
+        // left for the decoders to report.
+        if let Some(error) = self
+            .reader
+            .video_frames()
+            .ok()
+            .and_then(|frames| oversized_video_unit(&frames))
+        {
+            return Err(error);
+        }
+        Ok(ProbeInfo {
+            container: self.reader.container(),
+            tracks: self.reader.tracks(),
+            duration,
+        })
+    }
+
+    /// The first audio track decoded as [`decode_audio`] does, capped at `max_seconds`.
+    ///
+    /// Errors: those of [`decode_audio`] after parsing.
+    pub fn decode_audio(&self, max_seconds: f64) -> Result<Pcm, MediaError> {
+        audio::decode_track(self.reader.audio_track()?, max_seconds)
+    }
+
+    /// The first video track's frames, as [`video_frames`] lists them.
+    pub fn video_frames(&self) -> Result<Vec<VideoFrameInfo>, MediaError> {
+        self.reader.video_frames()
+    }
+
+    /// The first video track's frames with their bytes, as [`encoded_video`] gives them.
+    pub fn encoded_video(&self) -> Result<Option<video::EncodedVideo>, MediaError> {
+        self.reader.encoded_video()
+    }
+}
+
+impl std::fmt::Debug for MediaFile<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MediaFile")
+            .field("container", &self.reader.container())
+            .finish_non_exhaustive()
+    }
 }

@@ -449,3 +449,44 @@ fn decoded_audio_is_16k_mono_and_not_silent() {
     let peak = pcm.samples.iter().fold(0.0f32, |m, s| m.max(s.abs()));
     assert!(peak > 0.1 && peak <= 1.0, "peak {peak}");
 }
+
+#[test]
+fn one_opened_file_answers_every_question_as_often_as_asked() {
+    for name in [
+        "segments/continuous.webm",
+        "mkv_h264_vorbis.mkv",
+        "ts_h264_aac.ts",
+        "mp4_h264_aac.mp4",
+        "mp4frag_h264_aac.mp4",
+        "wav_pcm_s16le.wav",
+    ] {
+        let bytes = read(name);
+        let file = attune_media::MediaFile::open(&bytes).expect(name);
+        assert_eq!(
+            file.info().expect(name),
+            probe(&bytes).expect(name),
+            "{name}"
+        );
+        let want = decode_audio(&bytes).expect(name).samples;
+        // Asked twice: the parse is kept, not used up by the first decode.
+        for _ in 0..2 {
+            let got = file
+                .decode_audio(attune_media::MAX_DECODE_SECONDS)
+                .expect(name)
+                .samples;
+            assert!(got == want, "{name}: audio differs from decode_audio");
+        }
+        assert_eq!(
+            file.video_frames().expect(name),
+            video_frames(&bytes).expect(name),
+            "{name}"
+        );
+        let encoded = file.encoded_video().expect(name);
+        assert_eq!(
+            encoded.map(|v| v.frames.iter().filter(|f| f.presented).count()),
+            (!video_frames(&bytes).unwrap().is_empty())
+                .then(|| video_frames(&bytes).unwrap().len()),
+            "{name}: encoded frames"
+        );
+    }
+}

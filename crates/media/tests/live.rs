@@ -2,9 +2,11 @@
 //! give the PCM and frame list of the whole file; problems are reported per segment.
 
 use std::path::Path;
+use std::sync::OnceLock;
 
 use attune_media::live::{ChunkReport, LiveError, LiveLimits, LiveMode, LiveReader};
 use attune_media::{decode_audio, video_frames, Pcm, VideoFrameInfo};
+use proptest::prelude::*;
 
 fn read(name: &str) -> Vec<u8> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -191,6 +193,74 @@ fn a_media_recorder_stream_with_unknown_sizes_decodes_like_the_file() {
         "rewrite",
     );
     check_stream("continuous.webm as MediaRecorder", &recorded, true);
+}
+
+/// A stream input with what the file path makes of the same bytes.
+struct Expected {
+    name: &'static str,
+    data: Vec<u8>,
+    pcm: Vec<f32>,
+    frames: Vec<VideoFrameInfo>,
+}
+
+/// One stream per container the live reader reads incrementally, decoded once as a file.
+fn expected() -> &'static [Expected] {
+    static CELL: OnceLock<Vec<Expected>> = OnceLock::new();
+    CELL.get_or_init(|| {
+        let webm = read("segments/continuous.webm");
+        let inputs = [
+            ("continuous.webm", webm.clone()),
+            ("continuous.webm as MediaRecorder", as_media_recorder(&webm)),
+            ("mkv_h264_vorbis.mkv", read("mkv_h264_vorbis.mkv")),
+            ("ts_h264_aac.ts", read("ts_h264_aac.ts")),
+            ("mp4frag_h264_aac.mp4", read("mp4frag_h264_aac.mp4")),
+        ];
+        inputs
+            .into_iter()
+            .map(|(name, data)| Expected {
+                name,
+                pcm: decode_audio(&data).expect(name).samples,
+                frames: video_frames(&data).expect(name),
+                data,
+            })
+            .collect()
+    })
+}
+
+/// Chunk sizes from single bytes to more than a whole fixture, used in turn and over again.
+fn chunk_sizes() -> impl Strategy<Value = Vec<usize>> {
+    prop::collection::vec(prop_oneof![1usize..8, 1usize..600, 1usize..100_000], 1..32)
+}
+
+fn cut_by<'a>(data: &'a [u8], sizes: &[usize]) -> Vec<&'a [u8]> {
+    let mut out = Vec::new();
+    let mut rest = data;
+    for &size in sizes.iter().cycle() {
+        if rest.is_empty() {
+            break;
+        }
+        let (chunk, tail) = rest.split_at(size.clamp(1, rest.len()));
+        out.push(chunk);
+        rest = tail;
+    }
+    out
+}
+
+proptest! {
+    // Each case decodes a whole stream; the fixed cuts above cover the extremes every run.
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    #[test]
+    fn a_stream_cut_anywhere_gives_the_pcm_and_frames_of_the_file(
+        which in 0usize..5,
+        sizes in chunk_sizes(),
+    ) {
+        let want = &expected()[which];
+        let s = run(LiveReader::new(true), &cut_by(&want.data, &sizes));
+        prop_assert_eq!(s.codes(), vec![], "{}: problems", want.name);
+        assert_same_pcm(&s.pcm, &want.pcm, want.name);
+        assert_same_frames(&s.frames, &want.frames, want.name);
+    }
 }
 
 #[test]

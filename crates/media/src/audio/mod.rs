@@ -126,6 +126,16 @@ impl<'a> AudioTrack<'a> {
     }
 }
 
+/// How a track is to be decoded, as a container's header describes it.
+pub(crate) struct AudioSetup {
+    /// The decoder to use.
+    pub(crate) codec: AudioCodec,
+    /// Decoded frames to drop from the front, as `(count, per_second)`.
+    pub(crate) skip: (u64, u32),
+    /// Silence to put in front, as `(count, per_second)`.
+    pub(crate) lead: (u64, u32),
+}
+
 /// `count` units of `per_second` as frames at `rate` (0 for a zero time base).
 pub(crate) fn frames_at(count: u64, per_second: u32, rate: u32) -> u64 {
     if per_second == 0 {

@@ -9,19 +9,9 @@
 use symphonia::core::packet::Packet;
 
 use crate::audio::resample::StreamResampler;
-use crate::audio::{frames_at, AudioCodec, Decoder, MAX_CONSECUTIVE_BAD_PACKETS};
+use crate::audio::{frames_at, AudioSetup, Decoder, MAX_CONSECUTIVE_BAD_PACKETS};
 use crate::error::MediaError;
 use crate::info::Pcm;
-
-/// How a track is to be decoded, as a container's header describes it.
-pub(crate) struct AudioSetup {
-    /// The decoder to use.
-    pub(crate) codec: AudioCodec,
-    /// Decoded frames to drop from the front, as `(count, per_second)`.
-    pub(crate) skip: (u64, u32),
-    /// Silence to put in front, as `(count, per_second)`.
-    pub(crate) lead: (u64, u32),
-}
 
 /// Why a pipeline stopped taking packets; the file path ends its decode at the same points.
 #[derive(Debug, Clone, PartialEq)]

@@ -15,12 +15,12 @@ use std::collections::VecDeque;
 use symphonia::core::packet::Packet;
 use symphonia::core::units::{Duration as SymDuration, Timestamp};
 
-use super::audio::AudioSetup;
-use super::queue::ByteQueue;
 use super::{Demuxer, Event, LiveProblem};
+use crate::audio::AudioSetup;
 use crate::bytes::Cursor;
 use crate::error::MediaError;
 use crate::info::{TrackKind, VideoFrameInfo};
+use crate::queue::ByteQueue;
 
 /// The most samples one `moof` may describe (about 5 s of PCM at 48 kHz, one sample per
 /// frame; compressed fragments hold a few hundred).
@@ -411,7 +411,7 @@ impl Fmp4Demuxer {
                     data,
                 )));
             } else if let Some(frame) = self.video_frame(&s) {
-                out.push(Event::Video(frame));
+                out.push(Event::Video(frame, None));
             }
             self.q.consume(size);
         }

@@ -41,9 +41,9 @@
 //! ([`LiveProblem`], each tagged with the caller's segment index): `ih6007` unreadable data,
 //! `ih5004` media without its container header (a fragment before any init segment), `ih5006`
 //! a self-contained segment under 3 s, `ih5001` audio without video when video is required
-//! and `ih5008` no audio (each once per session), `ih5003` an audio codec that cannot be
-//! decoded, `ih5005` a self-contained segment declaring a video frame over the 32 MB cap (the
-//! segment is skipped). In [`LiveMode::Segments`], and for containers read whole, a short segment is
+//! and `ih5008` no audio (each once per session), `ih5005` a self-contained segment declaring a video frame over the 32 MB cap (skipped),
+//! `ih5003` an audio codec that cannot be
+//! decoded. In [`LiveMode::Segments`], and for containers read whole, a short segment is
 //! refused before it is decoded; a file [`LiveMode::Auto`] reads incrementally is only known to
 //! have been a segment (one frame exactly) when the next frame opens a new file, so its
 //! `ih5006` comes then, with that segment's index, and its media stays appended.
@@ -65,434 +65,30 @@
 //! `max_media_seconds` of audio.
 
 mod audio;
-mod es;
+mod detect;
 mod fmp4;
-mod mkv;
-mod queue;
-mod ts;
+mod raw;
+mod report;
+mod whole;
 
 use symphonia::core::packet::Packet;
 
+use crate::formats::ts;
+
+pub use crate::demux::LiveProblem;
+pub(crate) use crate::demux::{Demuxer, Event};
 use crate::error::MediaError;
-use crate::info::{Container, Pcm, TrackKind, VideoFrameInfo};
+use crate::info::{Container, Pcm, VideoFrameInfo};
 use crate::requirements::MediaRequirements;
-use audio::{AudioPipeline, AudioSetup, RawPipeline, Stopped};
+use audio::{AudioPipeline, Stopped};
+use detect::{detect, opens_file, Detected};
+use raw::RawState;
+pub use report::{
+    ChunkReport, LiveError, LiveLimits, LiveMode, MediaSpan, PcmRate, SegmentProblem,
+};
 
 /// The largest PES packet the transport stream demuxer assembles (a 4K keyframe is a few MB).
 const MAX_PES_BYTES: usize = 16 * 1024 * 1024;
-/// Bytes gathered to recognise a stream's container: past this, what is not recognised is
-/// not media.
-const SNIFF_LIMIT: usize = 4096;
-/// Raw PCM is converted in pieces of this many samples, so a large frame needs no large copy.
-const RAW_PIECE: usize = 64 * 1024;
-
-/// A raw PCM sample rate the interface allows for `audio_format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PcmRate {
-    /// 16 000 Hz.
-    Hz16000,
-    /// 24 000 Hz.
-    Hz24000,
-}
-
-impl PcmRate {
-    /// The rate for `hz`, if it is one the interface allows.
-    pub fn from_hz(hz: u32) -> Option<Self> {
-        match hz {
-            16_000 => Some(Self::Hz16000),
-            24_000 => Some(Self::Hz24000),
-            _ => None,
-        }
-    }
-
-    /// The rate in Hz.
-    pub fn hz(self) -> u32 {
-        match self {
-            Self::Hz16000 => 16_000,
-            Self::Hz24000 => 24_000,
-        }
-    }
-}
-
-/// What the binary frames of a session are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum LiveMode {
-    /// Told apart by content, frame by frame (see the [module docs](self)).
-    Auto,
-    /// Every frame is one complete file; each is checked (`ih5006` under 3 s) before it is
-    /// decoded.
-    Segments,
-    /// One stream cut anywhere (WebM/Matroska, fragmented MP4, MPEG-TS); no frame is taken for
-    /// a segment, and containers that can only be read whole are refused (`ih6007`).
-    Continuous,
-    /// Raw s16le mono PCM at the given rate, cut at any byte.
-    RawPcm(PcmRate),
-}
-
-/// Bounds on what one session may make the reader hold.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LiveLimits {
-    /// The most bytes waiting for an incomplete unit (and the largest element, box or sample
-    /// accepted); beyond it the session fails with `ih6010`. Default 64 MiB, twice the
-    /// interface's 32 MiB frame limit.
-    pub max_pending_bytes: usize,
-    /// The hold limit: bytes received since the last header or decodable unit after which the
-    /// stream counts as not advancing (`ih6010`). Default 40 MiB: more than one maximal 32 MiB
-    /// frame, so a single unreadable frame is reported as `ih6007` first.
-    pub hold_bytes: u64,
-    /// The most media, in seconds, one session may decode (`ih6004` beyond it). Default 3900 s:
-    /// the interface's 60-minute session limit plus 5 minutes of client-side buffering.
-    pub max_media_seconds: f64,
-}
-
-impl Default for LiveLimits {
-    fn default() -> Self {
-        Self {
-            max_pending_bytes: 64 * 1024 * 1024,
-            hold_bytes: 40 * 1024 * 1024,
-            max_media_seconds: 3900.0,
-        }
-    }
-}
-
-/// A stretch of session media time, in seconds: `[start, end)`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct MediaSpan {
-    /// Where the stretch starts.
-    pub start: f64,
-    /// Where it ends.
-    pub end: f64,
-}
-
-/// A non-fatal problem with part of the input; the session goes on.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum LiveProblem {
-    /// The bytes are not readable media (not a container, or broken structure). `ih6007`.
-    #[error("unreadable segment: {reason}")]
-    Unreadable {
-        /// What was wrong, for logs.
-        reason: String,
-    },
-    /// Media data arrived without the container header it needs (a fragment before any init
-    /// segment, clusters before any Tracks). `ih5004`.
-    #[error("malformed segment: {reason}")]
-    MissingHeader {
-        /// What was missing, for logs.
-        reason: String,
-    },
-    /// A self-contained segment shorter than the 3 s minimum. `ih5006`.
-    #[error("the segment lasts {duration:.3} s, under the minimum of 3 s")]
-    TooShort {
-        /// Its duration in seconds.
-        duration: f64,
-    },
-    /// The stream has audio but no video and the model needs video; reported once per
-    /// session. `ih5001`.
-    #[error("the stream has audio but no video")]
-    NoVideo,
-    /// The stream has no audio track; reported once per session. `ih5008`.
-    #[error("the stream has no audio")]
-    NoAudio,
-    /// The audio codec cannot be decoded. `ih5003`.
-    #[error("unsupported codec: {codec}")]
-    Unsupported {
-        /// The codec's name.
-        codec: String,
-    },
-    /// A video frame of the segment is over the 32 MB cap
-    /// ([`MAX_VIDEO_UNIT_BYTES`](crate::MAX_VIDEO_UNIT_BYTES)); the segment is skipped. `ih5005`.
-    #[error("a video frame of {size} bytes is larger than the limit of {limit} bytes")]
-    VideoUnitTooLarge {
-        /// The frame's size as the container declares it.
-        size: u64,
-        /// The limit.
-        limit: u64,
-    },
-}
-
-impl LiveProblem {
-    /// The interface error code, e.g. `"ih6007"`.
-    pub fn code_str(&self) -> &'static str {
-        match self {
-            Self::Unreadable { .. } => "ih6007",
-            Self::MissingHeader { .. } => "ih5004",
-            Self::TooShort { .. } => "ih5006",
-            Self::NoVideo => "ih5001",
-            Self::NoAudio => "ih5008",
-            Self::Unsupported { .. } => "ih5003",
-            Self::VideoUnitTooLarge { .. } => "ih5005",
-        }
-    }
-
-    /// The live problem a file-path error amounts to.
-    pub(crate) fn from_media(e: &MediaError) -> Self {
-        match e {
-            MediaError::UnsupportedCodec { codec } => Self::Unsupported {
-                codec: codec.clone(),
-            },
-            MediaError::NoAudioStream => Self::NoAudio,
-            MediaError::VideoUnitTooLarge { size, limit } => Self::VideoUnitTooLarge {
-                size: *size,
-                limit: *limit,
-            },
-            other => Self::Unreadable {
-                reason: other.to_string(),
-            },
-        }
-    }
-}
-
-/// A non-fatal problem and the caller's segment index of the frame it concerns.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SegmentProblem {
-    /// The segment index the caller passed with the frame.
-    pub segment: u64,
-    /// What was wrong.
-    pub problem: LiveProblem,
-}
-
-/// A fatal condition: the reader stops and the session should close.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum LiveError {
-    /// No header and no decodable unit within the hold limit, or more bytes waiting for an
-    /// incomplete unit than the reader holds. `ih6010`.
-    #[error("stream not advancing: {bytes} bytes without a header or a decodable unit")]
-    NotAdvancing {
-        /// The bytes received (or waiting) without progress.
-        bytes: u64,
-    },
-    /// The session's decoded media passed the configured maximum. `ih6004`.
-    #[error("the session's media passed its maximum of {maximum:.0} s")]
-    MediaTooLong {
-        /// The maximum in seconds.
-        maximum: f64,
-    },
-}
-
-impl LiveError {
-    /// The interface error code, e.g. `"ih6010"`.
-    pub fn code_str(&self) -> &'static str {
-        match self {
-            Self::NotAdvancing { .. } => "ih6010",
-            Self::MediaTooLong { .. } => "ih6004",
-        }
-    }
-}
-
-/// What one frame (or [`LiveReader::finish`]) produced.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ChunkReport {
-    /// The segment index the caller passed.
-    pub segment: u64,
-    /// PCM samples appended to the session buffer (16 kHz mono).
-    pub samples_appended: usize,
-    /// Video frames that became available, `pts` on the session timeline, in decode order.
-    pub video_frames: Vec<VideoFrameInfo>,
-    /// The session media time newly covered: from the media end before this frame to the
-    /// media end after it ([`LiveReader::media_end`]); `None` when nothing was added.
-    pub span: Option<MediaSpan>,
-    /// Non-fatal problems, each with the segment index of the frame concerned.
-    pub problems: Vec<SegmentProblem>,
-    /// Set when the reader stopped; every later push reports it again and does nothing.
-    pub fatal: Option<LiveError>,
-}
-
-impl ChunkReport {
-    /// Whether any audio or video was appended.
-    pub fn appended_media(&self) -> bool {
-        self.samples_appended > 0 || !self.video_frames.is_empty()
-    }
-
-    fn problem(&mut self, segment: u64, problem: LiveProblem) {
-        self.problems.push(SegmentProblem { segment, problem });
-    }
-}
-
-/// What a demuxer hands the reader.
-pub(crate) enum Event {
-    /// A file's header was read: its tracks are known.
-    Header {
-        container: Container,
-        has_video: bool,
-        has_audio: bool,
-    },
-    /// How the file's first audio track decodes; comes before its first packet.
-    AudioSetup(AudioSetup),
-    /// One packet of the first audio track.
-    Audio(Packet),
-    /// One frame of the first video track, `pts` on the file's clock.
-    Video(VideoFrameInfo),
-    /// Something was wrong; the demuxer carries on.
-    Problem(LiveProblem),
-    /// A new file starts within the stream; the events after it are the new file's.
-    NewFile,
-}
-
-/// An incremental container reader. `Send`, so that a session can move between threads.
-pub(crate) trait Demuxer: Send {
-    /// Reads `data`, appending what it found to `out`.
-    fn feed(&mut self, data: &[u8], out: &mut Vec<Event>);
-    /// The input has ended: hands out what was held back for more data.
-    fn finish(&mut self, out: &mut Vec<Event>);
-    /// Bytes held waiting for the rest of a unit.
-    fn pending_bytes(&self) -> usize;
-}
-
-/// What the first bytes of a file are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Detected {
-    NeedMore,
-    Unknown,
-    Mkv,
-    Fmp4,
-    Ts { packet_size: usize, offset: usize },
-    WholeFile,
-}
-
-const EBML_MAGIC: [u8; 4] = [0x1a, 0x45, 0xdf, 0xa3];
-
-/// Whether a frame opens with a file header, and so starts a new file.
-fn opens_file(b: &[u8]) -> bool {
-    let at = |off: usize, magic: &[u8]| b.get(off..off + magic.len()) == Some(magic);
-    at(0, &EBML_MAGIC)
-        || at(4, b"ftyp")
-        || at(4, b"moov")
-        || at(0, b"RIFF")
-        || at(0, b"RF64")
-        || at(0, b"fLaC")
-        || at(0, b"OggS")
-        || at(0, b"ID3")
-}
-
-/// Recognises the container of a file from its first bytes. `complete` says no more bytes
-/// will come.
-fn detect(b: &[u8], complete: bool) -> Detected {
-    if b.starts_with(&EBML_MAGIC) {
-        return Detected::Mkv;
-    }
-    match ts::sniff(b, complete) {
-        Some(Some((packet_size, offset))) => {
-            return Detected::Ts {
-                packet_size,
-                offset,
-            }
-        }
-        Some(None) if !complete && b.len() < SNIFF_LIMIT => return Detected::NeedMore,
-        _ => {}
-    }
-    if b.len() < 12 {
-        return if complete {
-            Detected::Unknown
-        } else {
-            Detected::NeedMore
-        };
-    }
-    match &b[4..8] {
-        b"ftyp" | b"moov" => return iso_kind(b),
-        b"moof" | b"styp" | b"sidx" | b"emsg" | b"prft" | b"mdat" => return Detected::Fmp4,
-        b"free" | b"skip" | b"wide" | b"pnot" => return Detected::WholeFile,
-        _ => {}
-    }
-    let at = |off: usize, magic: &[u8]| b.get(off..off + magic.len()) == Some(magic);
-    if at(0, b"RIFF") || at(0, b"RF64") || at(0, b"fLaC") || at(0, b"OggS") || at(0, b"ID3") {
-        return Detected::WholeFile;
-    }
-    if b[0] == 0xff && b[1] & 0xe0 == 0xe0 {
-        return Detected::WholeFile;
-    }
-    Detected::Unknown
-}
-
-/// An ISO file: streamed when its `moov` declares fragments (`mvex`) or is not complete yet,
-/// read whole when it is a progressive file.
-fn iso_kind(b: &[u8]) -> Detected {
-    let mut off = 0usize;
-    while let Some(header) = off.checked_add(8).and_then(|end| b.get(off..end)) {
-        let size = u32::from_be_bytes([header[0], header[1], header[2], header[3]]) as usize;
-        let kind = &header[4..8];
-        let (size, header_len) = if size == 1 {
-            match b.get(off + 8..off + 16) {
-                Some(large) => (
-                    usize::try_from(u64::from_be_bytes(large.try_into().unwrap_or([0; 8])))
-                        .unwrap_or(usize::MAX),
-                    16,
-                ),
-                None => break,
-            }
-        } else {
-            (size, 8)
-        };
-        match kind {
-            b"moov" => {
-                let Some(body) = off
-                    .checked_add(size)
-                    .and_then(|end| b.get(off + header_len..end))
-                else {
-                    return Detected::Fmp4;
-                };
-                return if top_level_box(body, b"mvex") {
-                    Detected::Fmp4
-                } else {
-                    Detected::WholeFile
-                };
-            }
-            b"mdat" => return Detected::WholeFile,
-            b"moof" => return Detected::Fmp4,
-            _ => {}
-        }
-        if size < header_len {
-            break;
-        }
-        off = off.saturating_add(size);
-    }
-    Detected::Fmp4
-}
-
-/// Media that needs a container header it does not have, for a frame read as a whole file.
-fn missing_header(b: &[u8]) -> Option<&'static str> {
-    if let Some(kind) = b.get(4..8) {
-        if matches!(
-            kind,
-            b"moof" | b"styp" | b"sidx" | b"mdat" | b"emsg" | b"prft"
-        ) && !top_level_box(b, b"moov")
-        {
-            return Some("a movie fragment without its init segment");
-        }
-    }
-    if b.starts_with(&[0x18, 0x53, 0x80, 0x67]) || b.starts_with(&[0x1f, 0x43, 0xb6, 0x75]) {
-        return Some("Matroska data without an EBML header");
-    }
-    if let Some(Some((size, offset))) = ts::sniff(b, true) {
-        let has_pat = b
-            .get(offset..)
-            .unwrap_or_default()
-            .chunks(size)
-            .any(|p| p.len() >= 3 && p[0] == 0x47 && p[1] & 0x5f == 0x40 && p[2] == 0);
-        if !has_pat {
-            return Some("a transport stream without a program association table");
-        }
-    }
-    None
-}
-
-/// Whether `b`, read as a run of boxes, holds one of type `kind`.
-fn top_level_box(b: &[u8], kind: &[u8; 4]) -> bool {
-    let mut off = 0usize;
-    while let Some(h) = off.checked_add(8).and_then(|end| b.get(off..end)) {
-        if &h[4..8] == kind {
-            return true;
-        }
-        let size = u32::from_be_bytes([h[0], h[1], h[2], h[3]]) as usize;
-        if size < 8 {
-            return false;
-        }
-        off = off.saturating_add(size);
-    }
-    false
-}
 
 /// One file of the session being read incrementally.
 struct FileCtx {
@@ -538,12 +134,6 @@ impl FileCtx {
             self.video_last.map_or(0.0, |l| l + self.video_step)
         }
     }
-}
-
-/// Raw PCM state: the resampler and a byte left over from an odd-length frame.
-struct RawState {
-    pipeline: RawPipeline,
-    carry: Option<u8>,
 }
 
 /// The incremental reader of one stream session's binary frames.
@@ -677,7 +267,7 @@ impl LiveReader {
         let (total_before, end_before) = (self.samples_total, self.media_end());
         if let Some(raw) = self.raw.take() {
             let before = self.samples.len();
-            if let Err(e) = raw.pipeline.finish(&mut self.samples) {
+            if let Err(e) = raw.finish(&mut self.samples) {
                 r.problem(segment, LiveProblem::from_media(&e));
             }
             self.samples_total += (self.samples.len() - before) as u64;
@@ -820,162 +410,6 @@ impl LiveReader {
         }
     }
 
-    fn push_raw(&mut self, frame: &[u8], rate: PcmRate, r: &mut ChunkReport) {
-        if self.raw.is_none() {
-            match RawPipeline::new(rate.hz()) {
-                Ok(pipeline) => {
-                    self.raw = Some(RawState {
-                        pipeline,
-                        carry: None,
-                    })
-                }
-                Err(e) => return r.problem(r.segment, LiveProblem::from_media(&e)),
-            }
-        }
-        let Some(raw) = self.raw.as_mut() else { return };
-        let mut bytes = frame;
-        let mut piece: Vec<f32> = Vec::with_capacity(RAW_PIECE.min(frame.len() / 2 + 1));
-        if let (Some(low), Some((&high, rest))) = (raw.carry, bytes.split_first()) {
-            piece.push(f32::from(i16::from_le_bytes([low, high])) / 32_768.0);
-            raw.carry = None;
-            bytes = rest;
-        }
-        let before = self.samples.len();
-        let mut converted = 0usize;
-        let mut failed = None;
-        let mut pairs = bytes.chunks_exact(2);
-        loop {
-            let room = RAW_PIECE.saturating_sub(piece.len());
-            piece.extend(
-                pairs
-                    .by_ref()
-                    .take(room)
-                    .map(|p| f32::from(i16::from_le_bytes([p[0], p[1]])) / 32_768.0),
-            );
-            if piece.is_empty() {
-                break;
-            }
-            converted += piece.len();
-            if let Err(e) = raw.pipeline.push(&piece, &mut self.samples) {
-                failed = Some(e);
-                break;
-            }
-            piece.clear();
-        }
-        if let [odd] = pairs.remainder() {
-            raw.carry = Some(*odd);
-        }
-        self.samples_total += (self.samples.len() - before) as u64;
-        if let Some(e) = failed {
-            r.problem(r.segment, LiveProblem::from_media(&e));
-        }
-        // Every whole sample is a decodable unit, whether or not the resampler let it out yet.
-        if converted > 0 {
-            self.unit();
-        }
-    }
-
-    /// A frame read as one complete file.
-    fn whole_file(&mut self, bytes: &[u8], segment: u64, r: &mut ChunkReport) {
-        if bytes.is_empty() {
-            return r.problem(
-                segment,
-                LiveProblem::Unreadable {
-                    reason: "an empty frame".into(),
-                },
-            );
-        }
-        if let Some(reason) = missing_header(bytes) {
-            return r.problem(
-                segment,
-                LiveProblem::MissingHeader {
-                    reason: reason.into(),
-                },
-            );
-        }
-        let reader = match crate::formats::open(bytes) {
-            Ok(reader) => reader,
-            Err(e) => return r.problem(segment, LiveProblem::from_media(&e)),
-        };
-        let duration = match reader.duration() {
-            Some(d) if d.is_finite() && d > 0.0 => d,
-            _ => {
-                return r.problem(
-                    segment,
-                    LiveProblem::Unreadable {
-                        reason: "the segment's duration is zero or unknown".into(),
-                    },
-                )
-            }
-        };
-        if duration < MediaRequirements::MIN_DURATION {
-            return r.problem(segment, LiveProblem::TooShort { duration });
-        }
-        let frames = reader.video_frames().unwrap_or_default();
-        if let Some(error) = crate::oversized_video_unit(&frames) {
-            return r.problem(segment, LiveProblem::from_media(&error));
-        }
-        self.progress();
-        self.container = Some(reader.container());
-        let tracks = reader.tracks();
-        let has_video = tracks.iter().any(|t| t.kind == TrackKind::Video);
-        let has_audio = tracks.iter().any(|t| t.kind == TrackKind::Audio);
-        self.check_tracks(has_video, has_audio, segment, r);
-        let room = self.max_samples().saturating_sub(self.samples_total);
-        let pcm = match reader.audio_track() {
-            Ok(track) => {
-                let max_seconds = room as f64 / f64::from(Pcm::SAMPLE_RATE);
-                match crate::audio::decode_track(track, max_seconds) {
-                    Ok(pcm) => Some(pcm.samples),
-                    Err(MediaError::TooLong { .. }) => {
-                        return self.stop(LiveError::MediaTooLong {
-                            maximum: self.limits.max_media_seconds,
-                        })
-                    }
-                    Err(e) => {
-                        r.problem(segment, LiveProblem::from_media(&e));
-                        None
-                    }
-                }
-            }
-            Err(MediaError::NoAudioStream) => None,
-            // The segment still happened: its video counts and its time passes in silence,
-            // as for a stream whose audio cannot be decoded.
-            Err(e) => {
-                r.problem(segment, LiveProblem::from_media(&e));
-                None
-            }
-        };
-        let origin = self.samples_total;
-        let origin_s = origin as f64 / f64::from(Pcm::SAMPLE_RATE);
-        match pcm {
-            Some(samples) => {
-                self.samples_total += samples.len() as u64;
-                self.samples.extend(samples);
-            }
-            None => {
-                // Silence as long as the video: its frames when it has any (a damaged
-                // duration field must not stretch the timeline), else the stated duration.
-                let end = match (frames.first(), frames.last()) {
-                    (Some(first), Some(last)) if frames.len() > 1 => {
-                        last.pts + (last.pts - first.pts) / (frames.len() - 1) as f64
-                    }
-                    _ => duration,
-                };
-                let n = (end.max(0.0) * f64::from(Pcm::SAMPLE_RATE)).round() as u64;
-                if !self.pad(n) {
-                    return;
-                }
-            }
-        }
-        for f in frames {
-            let pts = origin_s + f.pts;
-            self.video_end = self.video_end.max(pts);
-            r.video_frames.push(VideoFrameInfo { pts, ..f });
-        }
-        self.unit();
-    }
-
     /// Appends `n` samples of silence; `false` (and the reader stopped) past the media cap.
     fn pad(&mut self, n: u64) -> bool {
         if self.samples_total.saturating_add(n) > self.max_samples() {
@@ -1044,7 +478,7 @@ impl LiveReader {
     ) {
         let cap = self.limits.max_pending_bytes;
         let demux: Box<dyn Demuxer> = match detected {
-            Detected::Mkv => Box::new(mkv::MkvDemuxer::new(cap)),
+            Detected::Mkv => Box::new(crate::formats::mkv::MkvDemuxer::stream(cap)),
             Detected::Fmp4 => Box::new(fmp4::Fmp4Demuxer::new(cap)),
             Detected::Ts {
                 packet_size,
@@ -1168,7 +602,7 @@ impl LiveReader {
                     self.unit();
                     self.decode(&packet, segment, r);
                 }
-                Event::Video(frame) => {
+                Event::Video(frame, _) => {
                     self.unit();
                     let Some(file) = self.file.as_mut() else {
                         continue;

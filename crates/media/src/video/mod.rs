@@ -62,7 +62,7 @@ pub fn has_pixel_decoder(codec: &Codec) -> bool {
 ///
 /// Errors: those of [`crate::probe`]'s parsing.
 pub fn encoded_video(bytes: &[u8]) -> Result<Option<EncodedVideo>, MediaError> {
-    crate::formats::open(bytes)?.encoded_video()
+    crate::MediaFile::open(bytes)?.encoded_video()
 }
 
 /// One decoded frame: a downscaled luma plane.

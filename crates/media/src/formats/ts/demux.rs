@@ -1,34 +1,34 @@
-//! MPEG transport streams as a stream: 188-byte packets (or 192-byte M2TS) whose alignment is
-//! carried across frames, PES reassembly, and audio frames cut from the elementary stream as
-//! they complete.
+//! The incremental MPEG transport stream demuxer: 188-byte packets (or 192-byte M2TS) whose
+//! alignment is carried across feeds, PAT and PMT, PES reassembly, and for a stream the audio
+//! frames cut from the elementary stream as they complete.
 //!
-//! It follows the file path's transport stream reader rule for rule (first program, PAT and PMT
-//! read once, a PES ends where the next one of its PID starts, media time 0 at the earliest PTS
-//! of any stream, ADTS and MPEG audio framing over the concatenated PES payloads) so that a
-//! stream and the same bytes uploaded as a file give the same audio and frame list. Two things
-//! differ by necessity: the earliest PTS is fixed once every stream of the program has shown
-//! one (PES are held until then, at most [`MAX_HELD_PES`]), and the last PES of each stream is
-//! only complete when the stream ends ([`Demuxer::finish`]). A clock that steps back by more
-//! than a second marks the start of another self-contained file (segments each muxed from
-//! their own start), which goes after the previous one on the session timeline.
+//! A whole file and a stream share everything up to whole PES packets: first program, PAT and
+//! PMT read once, a PES ends where the next one of its PID starts, lost sync found again on a
+//! sync byte that repeats a packet later. A whole file ([`TsDemuxer::whole_file`]) then keeps
+//! every PES for the file reader, which fixes media time 0 at the earliest PTS of any stream.
+//! A stream cannot wait for its end: the earliest PTS is fixed once every stream of the program
+//! has shown one (PES are held until then, at most [`MAX_HELD_PES`]), the last PES of each
+//! stream is only complete when the stream ends ([`Demuxer::finish`]), and a clock that steps
+//! back by more than a second marks the start of another self-contained file (segments each
+//! muxed from their own start), which goes after the previous one on the session timeline.
 
 use std::collections::VecDeque;
 
 use symphonia::core::packet::Packet;
 use symphonia::core::units::{Duration as SymDuration, Timestamp};
 
-use super::audio::AudioSetup;
-use super::es;
-use super::queue::ByteQueue;
-use super::{Demuxer, Event, LiveProblem};
+use super::psi::{parse_pat, parse_pes_header, pmt_tracks};
 use crate::audio::params::symphonia_params;
-use crate::audio::AudioCodec;
-use crate::formats::ts::{parse_pat, pmt_tracks};
-use crate::info::{Codec, Container, TrackKind, VideoFrameInfo};
+use crate::audio::{AudioCodec, AudioSetup};
+use crate::demux::{Demuxer, Event, LiveProblem};
+use crate::formats::es;
+use crate::formats::plain::{mpeg_audio_header, mpeg_audio_layer};
+use crate::info::{Codec, Container, Track, TrackKind, VideoFrameInfo};
+use crate::queue::ByteQueue;
 
 const TS_PACKET: usize = 188;
 /// PTS ticks per second.
-const CLOCK: f64 = 90_000.0;
+pub(super) const CLOCK: f64 = 90_000.0;
 /// How far back (in PTS ticks, 1 s) a stream's clock may step before it counts as the start
 /// of a new file rather than B-frame reordering.
 const DISCONTINUITY: i64 = 90_000;
@@ -42,7 +42,7 @@ const VIDEO_PTS_BEFORE_START: u32 = 4;
 /// `Some(None)` when more bytes are needed to tell, `None` when it is not one. The sync byte
 /// must repeat at the packet interval five times, or over all of `b` when `complete` and it is
 /// shorter (at least twice), as the file path requires.
-pub(crate) fn sniff(b: &[u8], complete: bool) -> Option<Option<(usize, usize)>> {
+pub(crate) fn sniff_prefix(b: &[u8], complete: bool) -> Option<Option<(usize, usize)>> {
     let mut undecided = false;
     for (size, offset) in [(188usize, 0usize), (192, 4)] {
         let syncs: Vec<usize> = (0..5)
@@ -66,20 +66,19 @@ pub(crate) fn sniff(b: &[u8], complete: bool) -> Option<Option<(usize, usize)>> 
 #[derive(Debug)]
 struct Stream {
     pid: u16,
-    kind: TrackKind,
-    codec: Codec,
+    track: Track,
     partial: Option<Pes>,
     /// PES headers with a PTS seen so far in the current file, and the latest PTS.
     pts_seen: u32,
     last_pts: Option<u64>,
 }
 
-/// One PES packet.
+/// One PES packet: its PTS, the random-access flag of its first TS packet, and its payload.
 #[derive(Debug, Default)]
-struct Pes {
-    pts: Option<u64>,
-    random_access: bool,
-    data: Vec<u8>,
+pub(super) struct Pes {
+    pub(super) pts: Option<u64>,
+    pub(super) random_access: bool,
+    pub(super) data: Vec<u8>,
 }
 
 /// The first audio stream's elementary stream, framed as it arrives.
@@ -112,6 +111,8 @@ pub(crate) struct TsDemuxer {
     reported_oversize: bool,
     /// Bytes dropped looking for packet sync during the current feed.
     lost_sync_bytes: usize,
+    /// A whole file: every completed PES with its stream's index, kept for the file reader.
+    kept: Option<Vec<(usize, Pes)>>,
 }
 
 impl TsDemuxer {
@@ -137,7 +138,33 @@ impl TsDemuxer {
             video_step: 0,
             reported_oversize: false,
             lost_sync_bytes: 0,
+            kept: None,
         }
+    }
+
+    /// A demuxer for one whole file, fed all its bytes at once: it keeps every PES, with no
+    /// size cap and no file boundaries, for [`Self::into_program`].
+    pub(super) fn whole_file(packet_size: usize, offset: usize) -> Self {
+        Self {
+            kept: Some(Vec::new()),
+            ..Self::new(packet_size, offset, usize::MAX)
+        }
+    }
+
+    /// After a whole file: whether a PAT was found, and each stream of the program with its
+    /// PES in order.
+    pub(super) fn into_program(self) -> (bool, Vec<(u16, Track, Vec<Pes>)>) {
+        let mut streams: Vec<(u16, Track, Vec<Pes>)> = self
+            .streams
+            .into_iter()
+            .map(|s| (s.pid, s.track, Vec::new()))
+            .collect();
+        for (idx, pes) in self.kept.unwrap_or_default() {
+            if let Some(s) = streams.get_mut(idx) {
+                s.2.push(pes);
+            }
+        }
+        (self.pmt_pid.is_some(), streams)
     }
 
     /// Reads every whole packet waiting; at the end (`finishing`) a sync byte whose successor
@@ -234,9 +261,11 @@ impl TsDemuxer {
                 data: body.to_vec(),
             });
             if let Some(pts) = self.streams[idx].partial.as_ref().and_then(|p| p.pts) {
-                if self.streams[idx]
-                    .last_pts
-                    .is_some_and(|last| pts_delta(last, pts) < -DISCONTINUITY)
+                // A whole file is one file: its earliest PTS is its start, whatever the clock does.
+                if self.kept.is_none()
+                    && self.streams[idx]
+                        .last_pts
+                        .is_some_and(|last| pts_delta(last, pts) < -DISCONTINUITY)
                 {
                     self.next_file(idx, out);
                 }
@@ -266,15 +295,21 @@ impl TsDemuxer {
 
     /// The program's streams are known: say what the stream holds.
     fn program(&mut self, out: &mut Vec<Event>) {
-        self.audio = self.streams.iter().position(|s| s.kind == TrackKind::Audio);
-        self.video = self.streams.iter().position(|s| s.kind == TrackKind::Video);
+        self.audio = self
+            .streams
+            .iter()
+            .position(|s| s.track.kind == TrackKind::Audio);
+        self.video = self
+            .streams
+            .iter()
+            .position(|s| s.track.kind == TrackKind::Video);
         out.push(Event::Header {
             container: Container::MpegTs,
             has_video: self.video.is_some(),
             has_audio: self.audio.is_some(),
         });
         if let Some(a) = self.audio {
-            let codec = &self.streams[a].codec;
+            let codec = &self.streams[a].track.codec;
             if !matches!(codec, Codec::Aac | Codec::Mp2 | Codec::Mp3) {
                 out.push(Event::Problem(LiveProblem::Unsupported {
                     codec: codec.to_string(),
@@ -311,6 +346,10 @@ impl TsDemuxer {
 
     /// A completed PES: held until the start is known, then handled.
     fn pes(&mut self, idx: usize, pes: Pes, out: &mut Vec<Event>) {
+        if let Some(kept) = self.kept.as_mut() {
+            kept.push((idx, pes));
+            return;
+        }
         if self.start.is_some() {
             return self.handle(idx, pes, out);
         }
@@ -318,7 +357,7 @@ impl TsDemuxer {
         self.held.push_back((idx, pes));
         let all_started = self.streams.iter().all(|s| {
             s.pts_seen
-                >= if s.kind == TrackKind::Video {
+                >= if s.track.kind == TrackKind::Video {
                     VIDEO_PTS_BEFORE_START
                 } else {
                     1
@@ -357,13 +396,14 @@ impl TsDemuxer {
                 }
             }
             self.last_video_pts = Some(pts);
-            let codec = &self.streams[idx].codec;
+            let codec = &self.streams[idx].track.codec;
             let keyframe = es::is_keyframe(codec, &pes.data).unwrap_or(pes.random_access);
-            out.push(Event::Video(VideoFrameInfo {
+            let frame = VideoFrameInfo {
                 pts: since(pts, start),
                 size: u32::try_from(pes.data.len()).unwrap_or(u32::MAX),
                 keyframe,
-            }));
+            };
+            out.push(Event::Video(frame, None));
         } else if Some(idx) == self.audio {
             if self.audio_es.first_pts.is_none() {
                 self.audio_es.first_pts = pes.pts;
@@ -379,7 +419,7 @@ impl TsDemuxer {
         let Some(a) = self.audio else {
             return;
         };
-        let aac = self.streams[a].codec == Codec::Aac;
+        let aac = self.streams[a].track.codec == Codec::Aac;
         let buf = std::mem::take(&mut self.audio_es.buf);
         let mut at = 0usize;
         loop {
@@ -401,7 +441,7 @@ impl TsDemuxer {
             } else {
                 let Some(h) = rest.get(..4) else { break };
                 let h = [h[0], h[1], h[2], h[3]];
-                match es::mpeg_audio_header(h) {
+                match mpeg_audio_header(h) {
                     Some((len, _, rate)) if len <= rest.len() => {
                         if !self.audio_es.setup_done {
                             self.mpeg_setup(h, rate, out);
@@ -449,7 +489,7 @@ impl TsDemuxer {
 
     fn mpeg_setup(&mut self, h: [u8; 4], rate: u32, out: &mut Vec<Event>) {
         self.audio_es.setup_done = true;
-        let codec = if es::mpeg_audio_layer(h[1]) == 2 {
+        let codec = if mpeg_audio_layer(h[1]) == 2 {
             Codec::Mp2
         } else {
             Codec::Mp3
@@ -522,43 +562,12 @@ fn parse_pmt(payload: &[u8]) -> Vec<Stream> {
         .into_iter()
         .map(|(pid, track)| Stream {
             pid,
-            kind: track.kind,
-            codec: track.codec,
+            track,
             partial: None,
             pts_seen: 0,
             last_pts: None,
         })
         .collect()
-}
-
-/// A PES header at the start of a payload: (PTS, payload after the header).
-fn parse_pes_header(p: &[u8]) -> Option<(Option<u64>, &[u8])> {
-    if p.get(..3)? != [0, 0, 1] {
-        return None;
-    }
-    let stream_id = *p.get(3)?;
-    if matches!(
-        stream_id,
-        0xbc | 0xbe | 0xbf | 0xf0 | 0xf1 | 0xff | 0xf2 | 0xf8
-    ) {
-        return Some((None, p.get(6..)?));
-    }
-    let flags = *p.get(7)?;
-    let header_len = usize::from(*p.get(8)?);
-    let body = p.get(9 + header_len..)?;
-    let pts = if flags & 0x80 != 0 {
-        let t = p.get(9..14)?;
-        Some(
-            (u64::from(t[0] >> 1) & 0x7) << 30
-                | u64::from(t[1]) << 22
-                | u64::from(t[2] >> 1) << 15
-                | u64::from(t[3]) << 7
-                | u64::from(t[4] >> 1),
-        )
-    } else {
-        None
-    };
-    Some((pts, body))
 }
 
 /// `to - from` in PTS ticks across a 33-bit wrap, in `[-2^32, 2^32)`.
@@ -574,7 +583,7 @@ fn pts_delta(from: u64, to: u64) -> i64 {
 
 /// `pts - start` in seconds across a 33-bit wrap; a PTS before the start (a stream that began
 /// earlier than the start fixed for the session) counts as the start.
-fn since(pts: u64, start: u64) -> f64 {
+pub(super) fn since(pts: u64, start: u64) -> f64 {
     const WRAP: u64 = 1 << 33;
     let delta = if pts >= start {
         pts - start

@@ -1,4 +1,4 @@
-//! A byte queue over a growing stream: bytes are appended as frames arrive and dropped as parsed.
+//! A byte queue over a growing stream, for the stream demuxers: bytes are appended as frames arrive and dropped as parsed.
 
 /// Bytes of a stream not yet consumed, with their absolute position in the stream.
 ///

@@ -1,4 +1,5 @@
-//! MPEG transport streams (188-byte packets, or 192-byte M2TS): PAT, PMT and PES reassembly.
+//! MPEG transport streams (188-byte packets, or 192-byte M2TS): one incremental demuxer for
+//! whole files and live streams ([`TsDemuxer`]), and the file view of its PES ([`TsReader`]).
 //!
 //! The demuxer is this crate's own. The `mpeg2ts` crate's reader fails on any packet whose PID it
 //! has not yet seen in a PMT (every stream cut mid-way starts that way), on stream types missing
@@ -12,17 +13,20 @@
 use symphonia::core::packet::Packet;
 use symphonia::core::units::{Duration as SymDuration, Timestamp};
 
+mod demux;
+mod psi;
+
+pub(crate) use demux::{sniff_prefix, TsDemuxer};
+
 use super::es;
 use super::ContainerReader;
 use crate::audio::params::symphonia_params;
 use crate::audio::{AudioCodec, AudioTrack, VecPackets};
+use crate::demux::Demuxer;
 use crate::error::MediaError;
 use crate::info::{Codec, Container, Track, TrackKind, VideoFrameInfo};
 use crate::video::{EncodedVideo, EncodedVideoFrame};
-
-const TS_PACKET: usize = 188;
-/// PTS ticks per second.
-const CLOCK: f64 = 90_000.0;
+use demux::{since, Pes, CLOCK};
 
 fn bad(reason: impl Into<String>) -> MediaError {
     MediaError::unreadable(Some(Container::MpegTs), reason)
@@ -32,35 +36,15 @@ fn bad(reason: impl Into<String>) -> MediaError {
 /// sync byte repeats at the packet interval (5 times, or over the whole input if shorter, and at
 /// least twice).
 pub(crate) fn sniff(b: &[u8]) -> Option<(usize, usize)> {
-    for (size, offset) in [(188usize, 0usize), (192, 4)] {
-        let syncs = (0..5)
-            .map(|k| offset + k * size)
-            .take_while(|&at| at < b.len())
-            .collect::<Vec<_>>();
-        if syncs.len() >= 2 && syncs.iter().all(|&at| b[at] == 0x47) {
-            return Some((size, offset));
-        }
-    }
-    None
+    sniff_prefix(b, true).flatten()
 }
 
 /// One elementary stream listed in the PMT.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct EsStream {
-    pid: u16,
     track: Track,
     /// Complete PES packets, in order.
     pes: Vec<Pes>,
-    /// The PES being assembled.
-    partial: Option<Pes>,
-}
-
-/// One PES packet: its timestamps, the random-access flag of its first TS packet and payload.
-#[derive(Debug, Clone, Default)]
-struct Pes {
-    pts: Option<u64>,
-    random_access: bool,
-    data: Vec<u8>,
 }
 
 /// A parsed transport stream (first program only).
@@ -69,86 +53,27 @@ pub(crate) struct TsReader {
 }
 
 impl TsReader {
-    /// Reads every packet of `bytes`.
+    /// Reads every packet of `bytes` through the demuxer.
     pub(crate) fn open(
         bytes: &[u8],
         packet_size: usize,
         offset: usize,
     ) -> Result<Self, MediaError> {
-        let mut pmt_pid: Option<u16> = None;
-        let mut streams: Vec<EsStream> = Vec::new();
-        let mut pos = offset;
-        while pos + TS_PACKET <= bytes.len() {
-            let packet = &bytes[pos..pos + TS_PACKET];
-            if packet[0] != 0x47 {
-                // Lost sync: find the next sync byte that repeats one packet later.
-                match (pos + 1..bytes.len()).find(|&i| {
-                    bytes[i] == 0x47 && bytes.get(i + packet_size).is_none_or(|&b| b == 0x47)
-                }) {
-                    Some(next) => {
-                        pos = next;
-                        continue;
-                    }
-                    None => break,
-                }
-            }
-            pos += packet_size;
-            let pusi = packet[1] & 0x40 != 0;
-            let pid = (u16::from(packet[1] & 0x1f) << 8) | u16::from(packet[2]);
-            let afc = (packet[3] >> 4) & 0x3;
-            let mut payload_at = 4;
-            let mut random_access = false;
-            if afc & 0x2 != 0 {
-                let len = usize::from(packet[4]);
-                if len > 0 {
-                    random_access = packet.get(5).is_some_and(|f| f & 0x40 != 0);
-                }
-                payload_at = 5 + len;
-            }
-            if afc & 0x1 == 0 || payload_at >= TS_PACKET {
-                continue;
-            }
-            let payload = &packet[payload_at..];
-            if pid == 0 {
-                if pusi && pmt_pid.is_none() {
-                    pmt_pid = parse_pat(payload);
-                }
-                continue;
-            }
-            if Some(pid) == pmt_pid {
-                if pusi && streams.is_empty() {
-                    streams = parse_pmt(payload);
-                }
-                continue;
-            }
-            let Some(stream) = streams.iter_mut().find(|s| s.pid == pid) else {
-                continue;
-            };
-            if pusi {
-                if let Some(done) = stream.partial.take() {
-                    stream.pes.push(done);
-                }
-                // A PES header that does not parse starts nothing; its continuation is dropped.
-                stream.partial = parse_pes_header(payload).map(|(pts, body)| Pes {
-                    pts,
-                    random_access,
-                    data: body.to_vec(),
-                });
-            } else if let Some(partial) = stream.partial.as_mut() {
-                partial.data.extend_from_slice(payload);
-            }
-        }
-        if pmt_pid.is_none() {
+        let mut demux = TsDemuxer::whole_file(packet_size, offset);
+        let mut events = Vec::new();
+        demux.feed(bytes, &mut events);
+        demux.finish(&mut events);
+        let (has_pat, program) = demux.into_program();
+        if !has_pat {
             return Err(bad("no program association table"));
         }
-        for s in &mut streams {
-            if let Some(done) = s.partial.take() {
-                s.pes.push(done);
-            }
-        }
-        if streams.is_empty() {
+        if program.is_empty() {
             return Err(bad("no program map table"));
         }
+        let streams = program
+            .into_iter()
+            .map(|(_, track, pes)| EsStream { track, pes })
+            .collect();
         let mut reader = Self { streams };
         reader.describe_tracks();
         Ok(reader)
@@ -257,140 +182,6 @@ impl TsReader {
     fn first(&self, kind: TrackKind) -> Option<&EsStream> {
         self.streams.iter().find(|s| s.track.kind == kind)
     }
-}
-
-/// The PMT PID of the first program in a PAT section.
-pub(crate) fn parse_pat(payload: &[u8]) -> Option<u16> {
-    let section = payload.get(1 + usize::from(*payload.first()?)..)?;
-    if *section.first()? != 0x00 {
-        return None;
-    }
-    let len = (usize::from(section.get(1)? & 0x0f) << 8) | usize::from(*section.get(2)?);
-    let end = (3 + len).min(section.len()).saturating_sub(4);
-    let entries = section.get(8..end)?;
-    entries.chunks_exact(4).find_map(|e| {
-        let program = u16::from_be_bytes([e[0], e[1]]);
-        (program != 0).then(|| (u16::from(e[2] & 0x1f) << 8) | u16::from(e[3]))
-    })
-}
-
-/// The elementary streams of a PMT section: each PID with its track (the stream-type table
-/// shared by the file and live readers).
-pub(crate) fn pmt_tracks(payload: &[u8]) -> Vec<(u16, Track)> {
-    let mut out = Vec::new();
-    let Some(section) = payload
-        .first()
-        .and_then(|&p| payload.get(1 + usize::from(p)..))
-    else {
-        return out;
-    };
-    if section.first() != Some(&0x02) || section.len() < 12 {
-        return out;
-    }
-    let len = (usize::from(section[1] & 0x0f) << 8) | usize::from(section[2]);
-    let end = (3 + len).min(section.len()).saturating_sub(4);
-    let info_len = (usize::from(section[10] & 0x0f) << 8) | usize::from(section[11]);
-    let mut at = 12 + info_len;
-    while at + 5 <= end {
-        let stream_type = section[at];
-        let pid = (u16::from(section[at + 1] & 0x1f) << 8) | u16::from(section[at + 2]);
-        let es_info_len = (usize::from(section[at + 3] & 0x0f) << 8) | usize::from(section[at + 4]);
-        let descriptors = section
-            .get(at + 5..(at + 5 + es_info_len).min(end))
-            .unwrap_or_default();
-        at += 5 + es_info_len;
-        let track = match stream_type {
-            0x01 | 0x02 => Track::video(Codec::Mpeg2Video),
-            0x10 => Track::video(Codec::Mpeg4Part2),
-            0x1b => Track::video(Codec::H264),
-            0x24 => Track::video(Codec::H265),
-            0x03 | 0x04 => Track::audio(Codec::Mp2),
-            0x0f => Track::audio(Codec::Aac),
-            0x11 => Track::audio(Codec::Other("aac_latm".into())),
-            0x81 => Track::audio(Codec::Other("ac3".into())),
-            0x06 if has_registration(descriptors, b"Opus") => Track::audio(Codec::Opus),
-            0x06 if has_registration(descriptors, b"AC-3") || has_tag(descriptors, 0x6a) => {
-                Track::audio(Codec::Other("ac3".into()))
-            }
-            _ => continue,
-        };
-        out.push((pid, track));
-    }
-    out
-}
-
-/// The elementary streams of a PMT section.
-fn parse_pmt(payload: &[u8]) -> Vec<EsStream> {
-    pmt_tracks(payload)
-        .into_iter()
-        .map(|(pid, track)| EsStream {
-            pid,
-            track,
-            pes: Vec::new(),
-            partial: None,
-        })
-        .collect()
-}
-
-/// Whether the descriptor loop holds a registration descriptor (tag 5) with `id`.
-fn has_registration(descriptors: &[u8], id: &[u8; 4]) -> bool {
-    descriptors_iter(descriptors).any(|(tag, body)| tag == 0x05 && body.get(..4) == Some(&id[..]))
-}
-
-fn has_tag(descriptors: &[u8], wanted: u8) -> bool {
-    descriptors_iter(descriptors).any(|(tag, _)| tag == wanted)
-}
-
-fn descriptors_iter(mut d: &[u8]) -> impl Iterator<Item = (u8, &[u8])> {
-    std::iter::from_fn(move || {
-        let (&tag, rest) = d.split_first()?;
-        let (&len, rest) = rest.split_first()?;
-        let body = rest.get(..usize::from(len))?;
-        d = &rest[usize::from(len)..];
-        Some((tag, body))
-    })
-}
-
-/// A PES header at the start of a payload: (PTS, payload after the header).
-fn parse_pes_header(p: &[u8]) -> Option<(Option<u64>, &[u8])> {
-    if p.get(..3)? != [0, 0, 1] {
-        return None;
-    }
-    let stream_id = *p.get(3)?;
-    // Streams without the optional header (padding, private 2, ...): payload follows at once.
-    if matches!(
-        stream_id,
-        0xbc | 0xbe | 0xbf | 0xf0 | 0xf1 | 0xff | 0xf2 | 0xf8
-    ) {
-        return Some((None, p.get(6..)?));
-    }
-    let flags = *p.get(7)?;
-    let header_len = usize::from(*p.get(8)?);
-    let body = p.get(9 + header_len..)?;
-    let pts = if flags & 0x80 != 0 {
-        let t = p.get(9..14)?;
-        Some(
-            (u64::from(t[0] >> 1) & 0x7) << 30
-                | u64::from(t[1]) << 22
-                | u64::from(t[2] >> 1) << 15
-                | u64::from(t[3]) << 7
-                | u64::from(t[4] >> 1),
-        )
-    } else {
-        None
-    };
-    Some((pts, body))
-}
-
-/// `pts - start` in seconds, across a 33-bit wrap.
-fn since(pts: u64, start: u64) -> f64 {
-    const WRAP: u64 = 1 << 33;
-    let delta = if pts >= start {
-        pts - start
-    } else {
-        pts + WRAP - start
-    };
-    delta as f64 / CLOCK
 }
 
 impl<'a> ContainerReader<'a> for TsReader {
@@ -508,6 +299,7 @@ impl<'a> ContainerReader<'a> for TsReader {
 
 #[cfg(test)]
 mod tests {
+    use super::psi::parse_pes_header;
     use super::*;
 
     #[test]
@@ -540,5 +332,46 @@ mod tests {
     #[test]
     fn timestamps_survive_the_33_bit_wrap() {
         assert!((since(100, (1 << 33) - 90_000 + 100) - 1.0).abs() < 1e-9);
+    }
+}
+
+#[cfg(test)]
+mod chunking {
+    use proptest::prelude::*;
+
+    use super::TsDemuxer;
+    use crate::demux::testing::{chunk_sizes, fixture, streamed};
+
+    const FIXTURES: [&str; 3] = ["ts_h264_aac.ts", "ts_mp2.ts", "ts_mpeg2video_mp2.ts"];
+
+    fn demuxer(bytes: &[u8]) -> TsDemuxer {
+        let (packet_size, offset) = super::sniff(bytes).expect("a transport stream");
+        TsDemuxer::new(packet_size, offset, 16 << 20)
+    }
+
+    #[test]
+    fn every_fixture_streams_audio() {
+        for name in FIXTURES {
+            let bytes = fixture(name);
+            let out = streamed(demuxer(&bytes), &bytes, &[bytes.len()]);
+            assert!(!out.audio.is_empty(), "{name}");
+            assert_eq!(out.problems, Vec::<String>::new(), "{name}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn a_stream_cut_anywhere_demuxes_like_the_stream_fed_whole(
+            which in 0..FIXTURES.len(),
+            sizes in chunk_sizes(),
+        ) {
+            let bytes = fixture(FIXTURES[which]);
+            prop_assert_eq!(
+                streamed(demuxer(&bytes), &bytes, &sizes),
+                streamed(demuxer(&bytes), &bytes, &[bytes.len()])
+            );
+        }
     }
 }
