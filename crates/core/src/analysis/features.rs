@@ -59,7 +59,7 @@ pub struct AudioMeasures {
     /// Mean silence between a turn's end and the next speaker's start, seconds.
     pub response_latency: Option<f64>,
     /// Backchannels ("yeah", "mm-hm") starting in the window: turns of at
-    /// most 1 s with at most 3 syllable nuclei and an F0 range of at most
+    /// most 1 s with at most 2 syllable nuclei and an F0 range of at most
     /// 5 st, by a listener at most 1 s after another speaker's turn
     /// (`features::Turn::backchannel`).
     pub backchannels: u32,

@@ -90,8 +90,8 @@ const FILLED_MAX_RANGE_ST: f32 = 8.0;
 /// Longest backchannel, s: "yeah", "mm-hm", "right" last well under a
 /// second (Ward & Tsukahara 2000 take at most a few words).
 pub const BACKCHANNEL_MAX_S: f64 = 1.0;
-/// Most syllable nuclei in a backchannel: one or two short words.
-pub const BACKCHANNEL_MAX_SYLLABLES: u32 = 3;
+/// Most syllable nuclei in a backchannel ("yeah", "mm-hm", "right").
+pub const BACKCHANNEL_MAX_SYLLABLES: u32 = 2;
 /// Largest F0 range (5th-95th percentile) of a backchannel, semitones: a
 /// backchannel is said flat, a question or an exclamation moves.
 pub const BACKCHANNEL_MAX_F0_RANGE_ST: f32 = 5.0;
