@@ -60,6 +60,7 @@
 
 pub mod access;
 pub mod analysis;
+pub mod diarization;
 pub mod error;
 pub mod features;
 pub mod feedback;

@@ -11,7 +11,9 @@
 //! steps as they finish, for a progress bar on long files.
 
 use crate::analysis::params::ModelParams;
-use crate::analysis::{AudioMeasures, RuleAnalyzer, WindowAnalyzer, WindowFeatures};
+use crate::analysis::{
+    AudioMeasures, RuleAnalyzer, SpeakerMeasures, WindowAnalyzer, WindowFeatures,
+};
 use crate::error::{ErrorCode, ServiceError};
 use crate::features::{self, Span, SpanFeatures};
 use crate::upload::{job_result, v1_parts, Sections, V1Parts};
@@ -341,16 +343,6 @@ pub fn audio_measures(s: &SpanFeatures) -> AudioMeasures {
     let share_total: f32 = s.talk_share.iter().sum();
     let dominant_share = (s.voice_count >= 2 && share_total > 0.0)
         .then(|| f64::from(s.talk_share.iter().copied().fold(0.0f32, f32::max) / share_total));
-    // A backchannel: a turn under 1 s between two turns of the other voice.
-    let backchannels = s
-        .turns
-        .windows(3)
-        .filter(|t| {
-            t[1].end_s - t[1].start_s < 1.0
-                && t[0].speaker == t[2].speaker
-                && t[1].speaker != t[0].speaker
-        })
-        .count() as u32;
     AudioMeasures {
         absent: false,
         speech_seconds: s.speech_s,
@@ -384,7 +376,22 @@ pub fn audio_measures(s: &SpanFeatures) -> AudioMeasures {
         dominant_share,
         overlaps: s.overlap_count,
         response_latency: f(s.gap_mean_s),
-        backchannels,
+        backchannels: s.backchannel_count,
+        per_speaker: s
+            .per_speaker
+            .iter()
+            .map(|p| SpeakerMeasures {
+                speaker: u32::from(p.speaker),
+                speech_seconds: p.speech_s,
+                talk_share: f64::from(p.talk_share),
+                f0_mean: f(p.f0_mean_semitones),
+                f0_range: f(p.f0_range_semitones),
+                loudness_mean: f(p.intensity_mean_db),
+                speech_rate: f(p.articulation_rate_syl_per_s),
+                turns: p.turns,
+                backchannels: p.backchannels,
+            })
+            .collect(),
     }
 }
 

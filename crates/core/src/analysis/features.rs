@@ -50,7 +50,8 @@ pub struct AudioMeasures {
     pub falling_terminals: u32,
     /// Steepest terminal rise, semitones per second.
     pub terminal_rise_max: Option<f64>,
-    /// Number of distinct speakers heard (0, 1 or 2).
+    /// Number of distinct speakers heard (0 up to 4, told apart by voice
+    /// timbre and pitch register: `features::speakers`).
     pub speakers: u32,
     /// Speaker changes in the window.
     pub turns: u32,
@@ -61,8 +62,41 @@ pub struct AudioMeasures {
     pub overlaps: u32,
     /// Mean silence between a turn's end and the next speaker's start, seconds.
     pub response_latency: Option<f64>,
-    /// Turns under 1 s by a speaker between two turns of the other
-    /// (backchannels such as "yeah", "mm-hm").
+    /// Backchannels ("yeah", "mm-hm") starting in the window: turns of at
+    /// most 1 s with at most 2 syllable nuclei and an F0 range of at most
+    /// 5 st, by a listener at most 1 s after another speaker's turn
+    /// (`features::Turn::backchannel`).
+    pub backchannels: u32,
+    /// Per speaker heard in the window, by speaker id; ids are stable over a
+    /// file or a stream (the same voice keeps its id from window to
+    /// window), so baselines can be kept per speaker. Empty without speech.
+    pub per_speaker: Vec<SpeakerMeasures>,
+}
+
+/// One speaker's measurements over one window: what a per-speaker baseline
+/// reads. Over the frames of the speaker's own speech units (voiced speech
+/// attributed to them), so another voice in the window does not mix in.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SpeakerMeasures {
+    /// Speaker id, stable over the file or stream (0 is the first voice
+    /// heard in a file).
+    pub speaker: u32,
+    /// Seconds of the speaker's speech units in the window.
+    pub speech_seconds: Seconds,
+    /// The speaker's share of all speakers' speech in the window, 0..=1.
+    pub talk_share: f64,
+    /// Mean F0 of the speaker's voiced frames, semitones re 27.5 Hz.
+    pub f0_mean: Option<f64>,
+    /// F0 range (5th to 95th percentile) of those frames, semitones.
+    pub f0_range: Option<f64>,
+    /// Mean loudness of the speaker's frames, dB (relative, as
+    /// [`AudioMeasures::loudness_mean`]).
+    pub loudness_mean: Option<f64>,
+    /// Syllable nuclei per second of the speaker's speech (articulation rate).
+    pub speech_rate: Option<f64>,
+    /// Turns by the speaker starting in the window.
+    pub turns: u32,
+    /// Of those, backchannels.
     pub backchannels: u32,
 }
 

@@ -15,7 +15,7 @@ pub mod features;
 pub mod params;
 mod rules;
 
-pub use features::{AudioMeasures, VideoMeasures, WindowFeatures};
+pub use features::{AudioMeasures, SpeakerMeasures, VideoMeasures, WindowFeatures};
 pub use rules::RuleAnalyzer;
 
 use crate::lifecycle::signals::Detection;

@@ -82,7 +82,7 @@ use history::SampleHistory;
 use intensity::IntensityAnalyzer;
 use pitch::{AcAnalyzer, Candidate, PitchPath};
 use pulses::PulseTracker;
-use speakers::SpeakerTracker;
+use speakers::{SpeakerTracker, UnitBuilder};
 use spectral::SpectralAnalyzer;
 use vad::Vad;
 
@@ -91,9 +91,16 @@ pub use pitch::{PITCH_CEILING_HZ, PITCH_FLOOR_HZ};
 pub use pulses::{
     Pulse, MAX_AMPLITUDE_FACTOR, MAX_PERIOD_FACTOR, PERIOD_CEILING_S, PERIOD_FLOOR_S,
 };
-pub use speakers::{VoicedSegment, MIN_SEGMENT_FRAMES, NEW_VOICE_SEMITONES};
+pub use speakers::{
+    diarize, SpeechUnit, VoicedSegment, F0_SCALE_ST, MAX_SPEAKERS, MERGE_DISTANCE,
+    MIN_FOUNDING_VOICED_FRAMES, MIN_SEGMENT_FRAMES, MIN_UNIT_VOICED_FRAMES, NEW_SPEAKER_DISTANCE,
+    STOP_DISTANCE, TIMBRE_SD, UNIT_GAP_FRAMES, UNIT_MAX_FRAMES,
+};
+pub use spectral::TIMBRE_DIMS;
 pub use summary::{
-    summarize, Direction, Span, SpanFeatures, TerminalContour, Turn, CONTEXT_S, MIN_PAUSE_S,
+    summarize, Direction, Span, SpanFeatures, SpeakerSpan, TerminalContour, Turn,
+    BACKCHANNEL_MAX_F0_RANGE_ST, BACKCHANNEL_MAX_GAP_S, BACKCHANNEL_MAX_S,
+    BACKCHANNEL_MAX_SYLLABLES, CONTEXT_S, MIN_PAUSE_S, SILENCE_BELOW_PEAK_DB,
     TERMINAL_SLOPE_ST_PER_S,
 };
 pub use vad::VAD_THRESHOLD;
@@ -167,8 +174,12 @@ pub struct Frame {
     pub slope_500_1500: f32,
     /// Spectral centroid 0-8 kHz, Hz.
     pub spectral_centroid_hz: f32,
-    /// MFCC 1-4 (26 mel bands, HTK-style, liftered), for timbre.
+    /// MFCC 1-4 (26 mel bands, HTK-style, liftered), for spectral steadiness.
     pub mfcc: [f32; 4],
+    /// MFCC 1-13 (same analysis; 1-4 equal [`Frame::mfcc`]): the spectral
+    /// envelope speakers are told apart by.
+    #[serde(default)]
+    pub timbre: [f32; TIMBRE_DIMS],
 }
 
 impl Frame {
@@ -208,6 +219,10 @@ pub struct FrameFeatures {
     pub pulses: Vec<Pulse>,
     /// Voiced segments closed so far and held, in order, with their voice.
     pub voiced_segments: Vec<VoicedSegment>,
+    /// Speech units closed so far and held, in order, with their speaker:
+    /// the speaker turns are runs of units of one speaker.
+    #[serde(default)]
+    pub speech_units: Vec<SpeechUnit>,
 }
 
 impl FrameFeatures {
@@ -257,6 +272,20 @@ impl FrameFeatures {
                 segments.drain(..dead);
             }
         }
+
+        // Turn-following starts at the last unit with a speaker before the
+        // span, as for voiced segments.
+        let units = &mut self.speech_units;
+        let dead = units.partition_point(|u| u.end_frame <= cut);
+        match units[..dead].iter().rposition(|u| u.speaker.is_some()) {
+            Some(keep) => {
+                units.drain(keep + 1..dead);
+                units.drain(..keep);
+            }
+            None => {
+                units.drain(..dead);
+            }
+        }
     }
 }
 
@@ -288,6 +317,7 @@ pub struct FeatureExtractor {
     /// First frame of the voiced stretch in progress.
     open_run: Option<u64>,
     pulses: PulseTracker,
+    units: UnitBuilder,
     speakers: SpeakerTracker,
     scratch_f0: Vec<f32>,
 }
@@ -319,6 +349,7 @@ impl FeatureExtractor {
             features: FrameFeatures::default(),
             open_run: None,
             pulses: PulseTracker::new(),
+            units: UnitBuilder::default(),
             speakers: SpeakerTracker::default(),
             scratch_f0: Vec::with_capacity(1024),
         }
@@ -369,6 +400,9 @@ impl FeatureExtractor {
             let end = self.features.end_index();
             self.close_run(start, end);
         }
+        if let Some(unit) = self.units.close() {
+            self.add_unit(unit);
+        }
         &self.features.frames[before..]
     }
 
@@ -382,8 +416,8 @@ impl FeatureExtractor {
         self.features
     }
 
-    /// Number of distinct voices found so far (0, 1 or 2). Forgetting
-    /// output does not forget the voices.
+    /// Number of distinct speakers held so far (0 up to [`MAX_SPEAKERS`];
+    /// two that merged count once). Forgetting output does not forget them.
     pub fn voice_count(&self) -> usize {
         self.speakers.count()
     }
@@ -431,6 +465,10 @@ impl FeatureExtractor {
             // the 75 Hz floor) before it.
             settled = settled.min(start.saturating_sub(2));
         }
+        if let Some(start) = self.units.open_start() {
+            // The unit's speaker (and its segments') is given when it closes.
+            settled = settled.min(start);
+        }
         settled as f64 * FRAME_SECONDS
     }
 
@@ -475,6 +513,7 @@ impl FeatureExtractor {
             slope_500_1500: spec.slope_500_1500,
             spectral_centroid_hz: spec.centroid_hz,
             mfcc: spec.mfcc,
+            timbre: spec.timbre,
         });
         self.next_frame += 1;
         self.decided.clear();
@@ -495,6 +534,9 @@ impl FeatureExtractor {
             }
             let k = frame.index;
             let voiced = frame.is_voiced();
+            if let Some(unit) = self.units.push(k, frame.f0_semitones, &frame.timbre) {
+                self.add_unit(unit);
+            }
             self.features.frames.push(frame);
             match (voiced, self.open_run) {
                 (true, None) => self.open_run = Some(k),
@@ -562,8 +604,29 @@ impl FeatureExtractor {
             mean_mfcc: mfcc,
             speaker: None,
         };
-        segment.speaker = self.speakers.assign(&segment);
+        // The unit holding the segment's start may still be open; then it
+        // labels the segment when it closes.
+        let units = &self.features.speech_units;
+        let k = units.partition_point(|u| u.end_frame <= start);
+        segment.speaker = units
+            .get(k)
+            .filter(|u| u.start_frame <= start)
+            .and_then(|u| u.speaker);
         self.features.voiced_segments.push(segment);
+    }
+
+    /// Gives a closed unit its speaker and labels the segments starting in it.
+    fn add_unit(&mut self, mut unit: SpeechUnit) {
+        unit.speaker = self.speakers.assign(&unit);
+        for s in self.features.voiced_segments.iter_mut().rev() {
+            if s.start_frame < unit.start_frame {
+                break;
+            }
+            if s.start_frame < unit.end_frame {
+                s.speaker = unit.speaker;
+            }
+        }
+        self.features.speech_units.push(unit);
     }
 
     /// Lets go of samples and VAD scores no analysis can need again.

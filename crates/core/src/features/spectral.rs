@@ -12,8 +12,9 @@
 //! - spectral slope 0-500 Hz and 500-1500 Hz (dB/Hz): least-squares slope of
 //!   10 log10 P(f) against f over the band's FFT bins, with openSMILE's
 //!   normalisation (the bin count taken as the index span);
-//! - MFCC 1-4: 26 mel bands 20-8000 Hz on the power spectrum, HTK-style
-//!   DCT-II with cepstral liftering 22 (openSMILE `cMfcc`);
+//! - MFCC 1-13: 26 mel bands 20-8000 Hz on the power spectrum, HTK-style
+//!   DCT-II with cepstral liftering 22 (openSMILE `cMfcc`); 1-4 for
+//!   spectral steadiness (filled pauses), all 13 for speaker timbre;
 //! - spectral centroid (Hz): power-weighted mean frequency, 0-8 kHz.
 
 use std::sync::Arc;
@@ -29,6 +30,9 @@ const FFT_LEN: usize = 512;
 const BINS: usize = FFT_LEN / 2 + 1;
 const BIN_HZ: f64 = SAMPLE_RATE as f64 / FFT_LEN as f64;
 const MEL_BANDS: usize = 26;
+/// MFCCs kept for speaker timbre (1-13; c0, the frame's level, is left out
+/// so a louder speaker is not a different one).
+pub const TIMBRE_DIMS: usize = 13;
 /// Highest bin a slope band reaches (1500 Hz).
 const SLOPE_TOP_BIN: usize = 48;
 const CEP_LIFTER: f64 = 22.0;
@@ -46,6 +50,7 @@ pub(crate) struct SpectralFrame {
     pub slope_500_1500: f32,
     pub centroid_hz: f32,
     pub mfcc: [f32; 4],
+    pub timbre: [f32; TIMBRE_DIMS],
 }
 
 struct MelBand {
@@ -111,7 +116,7 @@ impl SpectralAnalyzer {
                 }
             })
             .collect();
-        let dct = (1..=4)
+        let dct = (1..=TIMBRE_DIMS)
             .map(|i| {
                 let lifter =
                     1.0 + CEP_LIFTER / 2.0 * (std::f64::consts::PI * i as f64 / CEP_LIFTER).sin();
@@ -203,10 +208,12 @@ impl SpectralAnalyzer {
                 .sum();
             *out = (e * scale).max(1.0).ln();
         }
-        let mut mfcc = [0.0f32; 4];
-        for (c, row) in mfcc.iter_mut().zip(&self.dct) {
+        let mut timbre = [0.0f32; TIMBRE_DIMS];
+        for (c, row) in timbre.iter_mut().zip(&self.dct) {
             *c = row.iter().zip(&mel_log).map(|(a, b)| a * b).sum::<f64>() as f32;
         }
+        let mut mfcc = [0.0f32; 4];
+        mfcc.copy_from_slice(&timbre[..4]);
 
         SpectralFrame {
             alpha_ratio_db: alpha as f32,
@@ -215,6 +222,7 @@ impl SpectralAnalyzer {
             slope_500_1500: self.band_slope(500.0, 1500.0) as f32,
             centroid_hz: centroid as f32,
             mfcc,
+            timbre,
         }
     }
 

@@ -21,11 +21,15 @@
 //!   last 300 ms of voicing, and the final F0 relative to the phrase's median
 //!   (a raised final word, the commonest question contour, rises against the
 //!   phrase even when it is level within itself);
-//! - turns: runs of voiced segments assigned to the same voice; the gap
-//!   before a turn runs from the end of the speech holding the previous
-//!   voice's last segment to the start of the speech holding this one's
-//!   first (speech here without bridging, so short gaps count); a change
-//!   inside one stretch of speech (no silence) counts as an overlap;
+//! - turns: runs of speech units given to the same speaker (see
+//!   `speakers`); the gap before a turn runs from the end of the speech
+//!   holding the previous speaker's last unit to the start of the speech
+//!   holding this one's first (speech here without bridging, so short gaps
+//!   count); a change inside one stretch of speech (no silence) counts as an
+//!   overlap; a backchannel is a short low-content turn by a listener while
+//!   another holds the floor (see [`Turn::backchannel`]);
+//! - per speaker: the measures a per-speaker baseline needs, over the
+//!   frames of that speaker's units ([`SpeakerSpan`]);
 //! - filled pauses ("uh", "um", "er": Clark & Fox Tree 2002): a vowel held
 //!   with a level pitch and an unchanging spectrum, the acoustic signature
 //!   Goto, Itou & Hayamizu (1999) detect them by (see [`filled_pauses`]).
@@ -83,6 +87,18 @@ const FILLED_MAX_SLOPE_ST_PER_S: f32 = 20.0;
 /// Largest F0 range of a filled pause (5th to 95th percentile), semitones:
 /// rules out a rise-fall accent whose net slope is small.
 const FILLED_MAX_RANGE_ST: f32 = 8.0;
+/// Longest backchannel, s: "yeah", "mm-hm", "right" last well under a
+/// second (Ward & Tsukahara 2000 take at most a few words).
+pub const BACKCHANNEL_MAX_S: f64 = 1.0;
+/// Most syllable nuclei in a backchannel ("yeah", "mm-hm", "right").
+pub const BACKCHANNEL_MAX_SYLLABLES: u32 = 2;
+/// Largest F0 range (5th-95th percentile) of a backchannel, semitones: a
+/// backchannel is said flat, a question or an exclamation moves.
+pub const BACKCHANNEL_MAX_F0_RANGE_ST: f32 = 5.0;
+/// A backchannel comes while another speaker holds the floor: that
+/// speaker's previous turn ended at most this long before it (or overlaps
+/// it), s. A reply after a long silence is a turn of its own.
+pub const BACKCHANNEL_MAX_GAP_S: f64 = 1.0;
 /// Frames of context read before a span for pauses and turns (10 s).
 pub(crate) const CONTEXT_FRAMES: usize = 1000;
 /// Context [`summarize`] reads before a span for pauses, phrases and turns, s.
@@ -181,7 +197,7 @@ pub struct TerminalContour {
 /// One speaker turn.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Turn {
-    /// Voice, 0 or 1.
+    /// Speaker id (see [`super::SpeechUnit::speaker`]).
     pub speaker: u8,
     /// Start of the speech holding the turn's first voiced segment, s.
     pub start_s: f64,
@@ -190,6 +206,40 @@ pub struct Turn {
     /// Silence since the other voice's previous turn ended, s (0 when the
     /// change happened without silence); `None` for the first turn heard.
     pub gap_before_s: Option<f64>,
+    /// A backchannel ("yeah", "mm-hm"): at most [`BACKCHANNEL_MAX_S`] long,
+    /// at most [`BACKCHANNEL_MAX_SYLLABLES`] syllable nuclei, F0 range at
+    /// most [`BACKCHANNEL_MAX_F0_RANGE_ST`], and after another speaker's turn
+    /// that ended at most [`BACKCHANNEL_MAX_GAP_S`] before. Without words, a
+    /// short flat answer ("yes.") right after a question reads the same.
+    #[serde(default)]
+    pub backchannel: bool,
+}
+
+/// What one speaker did in a span: the measures a per-speaker baseline
+/// needs. Computed over the frames of that speaker's speech units (voiced
+/// speech from the unit's first voiced frame to its last).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpeakerSpan {
+    /// Speaker id (see [`super::SpeechUnit::speaker`]).
+    pub speaker: u8,
+    /// Time inside the speaker's units in the span, s.
+    pub speech_s: f64,
+    /// Share of all speakers' unit time in the span, 0..1.
+    pub talk_share: f32,
+    /// Mean F0 of the speaker's voiced frames, semitones re 27.5 Hz.
+    pub f0_mean_semitones: Option<f32>,
+    /// F0 range (5th to 95th percentile) of those frames, semitones.
+    pub f0_range_semitones: Option<f32>,
+    /// Mean intensity of the speaker's unit frames, dB (see
+    /// [`Frame::intensity_db`]).
+    pub intensity_mean_db: Option<f32>,
+    /// Syllable nuclei in the speaker's units per second of them, syll/s
+    /// (articulation rate).
+    pub articulation_rate_syl_per_s: Option<f32>,
+    /// Turns by the speaker that started in the span.
+    pub turns: u32,
+    /// Of those, backchannels.
+    pub backchannels: u32,
 }
 
 /// Statistics of one span. `None` where the span holds nothing to measure
@@ -261,10 +311,17 @@ pub struct SpanFeatures {
     pub rising_terminals: u32,
     /// How many of them fall.
     pub falling_terminals: u32,
-    /// Voices heard in the span (0, 1 or 2).
+    /// Speakers heard in the span (0 up to [`super::MAX_SPEAKERS`]).
     pub voice_count: u8,
-    /// Share of assigned voiced time per voice, 0..1 each; zeros if none.
+    /// Share of all speakers' unit time by speakers 0 and 1, 0..1 each;
+    /// zeros if none. [`SpanFeatures::per_speaker`] has every speaker.
     pub talk_share: [f32; 2],
+    /// Per speaker heard in the span, by id.
+    #[serde(default)]
+    pub per_speaker: Vec<SpeakerSpan>,
+    /// Turns that started in the span and are backchannels.
+    #[serde(default)]
+    pub backchannel_count: u32,
     /// Turns that started in the span.
     pub turns: Vec<Turn>,
     /// Speaker changes in the span.
@@ -494,20 +551,20 @@ fn syllable_nuclei(
     last: usize,
     mask: &[bool],
     mask_lo: usize,
-) -> u32 {
+) -> Vec<usize> {
+    let mut nuclei = Vec::new();
     if last < first + 3 {
-        return 0;
+        return nuclei;
     }
     let mut levels: Vec<f32> = frames[first..last].iter().map(|f| f.intensity_db).collect();
     let Some(top) = quantile(&mut levels, 0.99) else {
-        return 0;
+        return nuclei;
     };
     let threshold = top - NUCLEUS_SILENCE_DB;
     let level = |i: usize| frames[i].intensity_db;
     let peaks: Vec<usize> = (first + 1..last - 1)
         .filter(|&i| level(i) > threshold && level(i) > level(i - 1) && level(i) >= level(i + 1))
         .collect();
-    let mut count = 0;
     for (n, &p) in peaks.iter().enumerate() {
         let next = peaks.get(n + 1).copied().unwrap_or(last);
         let dip = frames[p..next]
@@ -515,10 +572,10 @@ fn syllable_nuclei(
             .fold(f32::INFINITY, |m, f| m.min(f.intensity_db));
         let in_speech = mask.get(p - mask_lo).copied().unwrap_or(false);
         if level(p) - dip >= NUCLEUS_MIN_DIP_DB && frames[p].is_voiced() && in_speech {
-            count += 1;
+            nuclei.push(p);
         }
     }
-    count
+    nuclei
 }
 
 /// Summarises the frames whose centre lies in `span`, reading up to
@@ -578,7 +635,8 @@ pub fn summarize(features: &FrameFeatures, span: Span) -> SpanFeatures {
     let slope_low = mean(voiced_frames().map(|f| f.slope_0_500));
     let slope_high = mean(voiced_frames().map(|f| f.slope_500_1500));
 
-    let syllables = syllable_nuclei(frames, first, last, &mask, lo);
+    let nuclei = syllable_nuclei(frames, first, last, &mask, lo);
+    let syllables = nuclei.len() as u32;
     let speech_s = speech_frames as f64 * FRAME_SECONDS;
     let voiced_starts = (first..last)
         .filter(|&i| frames[i].is_voiced() && (i == 0 || !frames[i - 1].is_voiced()))
@@ -631,6 +689,8 @@ pub fn summarize(features: &FrameFeatures, span: Span) -> SpanFeatures {
         &raw_mask,
         base as usize + lo,
     );
+    let per_speaker = per_speaker(features, (first_abs, last_abs), &nuclei, &turns_summary);
+    let backchannel_count = turns_summary.turns.iter().filter(|t| t.backchannel).count() as u32;
 
     let pause_count = pauses.len() as u32;
     SpanFeatures {
@@ -693,6 +753,8 @@ pub fn summarize(features: &FrameFeatures, span: Span) -> SpanFeatures {
         terminals,
         voice_count: turns_summary.voice_count,
         talk_share: turns_summary.talk_share,
+        per_speaker,
+        backchannel_count,
         speaker_changes: turns_summary.changes,
         speaker_changes_per_min: if duration > 0.0 {
             (turns_summary.changes as f64 * 60.0 / duration) as f32
@@ -740,27 +802,20 @@ fn turns(
     mask: &[bool],
     lo: usize,
 ) -> TurnSummary {
-    let segments = &features.voiced_segments;
-    let mut voiced_time = [0.0f64; 2];
-    for s in segments {
-        if let Some(v) = s.speaker {
-            let overlap = s
-                .end_frame
-                .min(last as u64)
-                .saturating_sub(s.start_frame.max(first as u64));
-            voiced_time[v.min(1) as usize] += overlap as f64 * FRAME_SECONDS;
-        }
-    }
-    let total: f64 = voiced_time.iter().sum();
+    let segments = &features.speech_units;
+    let time = speaker_time(features, (first as u64, last as u64));
+    let total: f64 = time.iter().map(|t| t.1).sum();
+    let share = |id: u8| {
+        time.iter()
+            .find(|t| t.0 == id)
+            .map_or(0.0, |t| (t.1 / total) as f32)
+    };
     let talk_share = if total > 0.0 {
-        [
-            (voiced_time[0] / total) as f32,
-            (voiced_time[1] / total) as f32,
-        ]
+        [share(0), share(1)]
     } else {
         [0.0, 0.0]
     };
-    let voice_count = voiced_time.iter().filter(|&&t| t > 0.0).count() as u8;
+    let voice_count = time.len() as u8;
 
     // Turns: consecutive labelled segments of one voice. Begin at the last
     // labelled segment before the span so the first change is seen.
@@ -799,11 +854,14 @@ fn turns(
                     out.overlaps += 1;
                 }
             }
+            let backchannel =
+                gap.is_some_and(|g| g <= BACKCHANNEL_MAX_GAP_S) && is_low_content(features, s, e);
             out.turns.push(Turn {
                 speaker: voice,
                 start_s: start as f64 * FRAME_SECONDS,
                 end_s: end as f64 * FRAME_SECONDS,
                 gap_before_s: gap,
+                backchannel,
             });
         }
         end
@@ -822,6 +880,112 @@ fn turns(
         finish(turn, previous_end, &mut out);
     }
     out
+}
+
+/// Unit time per speaker over absolute frames `[first, last)`, by id.
+fn speaker_time(features: &FrameFeatures, (first, last): (u64, u64)) -> Vec<(u8, f64)> {
+    let mut time: Vec<(u8, f64)> = Vec::new();
+    for u in &features.speech_units {
+        let Some(id) = u.speaker else { continue };
+        let overlap = u
+            .end_frame
+            .min(last)
+            .saturating_sub(u.start_frame.max(first));
+        if overlap == 0 {
+            continue;
+        }
+        let t = overlap as f64 * FRAME_SECONDS;
+        match time.iter_mut().find(|e| e.0 == id) {
+            Some(e) => e.1 += t,
+            None => time.push((id, t)),
+        }
+    }
+    time.sort_by_key(|e| e.0);
+    time
+}
+
+/// Whether the voiced frames `[s, e)` (absolute) sound like a backchannel:
+/// short, few syllables, flat.
+fn is_low_content(features: &FrameFeatures, s: usize, e: usize) -> bool {
+    if (e.saturating_sub(s)) as f64 * FRAME_SECONDS > BACKCHANNEL_MAX_S {
+        return false;
+    }
+    let lo = (s as u64).max(features.first_index);
+    let hi = (e as u64).min(features.end_index());
+    if hi <= lo {
+        return false;
+    }
+    let base = features.first_index;
+    let (a, b) = ((lo - base) as usize, (hi - base) as usize);
+    let frames = &features.frames;
+    let mask = vec![true; b - a];
+    let syllables = syllable_nuclei(frames, a, b, &mask, a).len() as u32;
+    let mut f0: Vec<f32> = frames[a..b].iter().filter_map(|f| f.f0_semitones).collect();
+    let range = match (quantile(&mut f0, 0.95), quantile(&mut f0, 0.05)) {
+        (Some(x), Some(y)) => x - y,
+        _ => 0.0,
+    };
+    syllables <= BACKCHANNEL_MAX_SYLLABLES && range <= BACKCHANNEL_MAX_F0_RANGE_ST
+}
+
+/// Per-speaker measures over absolute frames `[first, last)`; `nuclei` are
+/// the span's syllable nuclei (positions in `features.frames`).
+fn per_speaker(
+    features: &FrameFeatures,
+    (first, last): (u64, u64),
+    nuclei: &[usize],
+    turns: &TurnSummary,
+) -> Vec<SpeakerSpan> {
+    let time = speaker_time(features, (first, last));
+    let total: f64 = time.iter().map(|t| t.1).sum();
+    let base = features.first_index;
+    time.iter()
+        .map(|&(id, speech_s)| {
+            let mut f0 = Vec::new();
+            let mut levels = Vec::new();
+            let mut syllables = 0u32;
+            for u in features
+                .speech_units
+                .iter()
+                .filter(|u| u.speaker == Some(id))
+            {
+                let (a, b) = (u.start_frame.max(first), u.end_frame.min(last));
+                if b <= a {
+                    continue;
+                }
+                let (a, b) = ((a - base) as usize, (b - base) as usize);
+                for f in &features.frames[a..b] {
+                    if let Some(st) = f.f0_semitones {
+                        f0.push(st);
+                    }
+                    levels.push(f.intensity_db);
+                }
+                syllables += nuclei.iter().filter(|&&p| (a..b).contains(&p)).count() as u32;
+            }
+            let f0_mean = mean(f0.iter().copied());
+            let f0_range = match (quantile(&mut f0, 0.95), quantile(&mut f0, 0.05)) {
+                (Some(x), Some(y)) => Some(x - y),
+                _ => None,
+            };
+            let own = turns.turns.iter().filter(|t| t.speaker == id);
+            SpeakerSpan {
+                speaker: id,
+                speech_s,
+                talk_share: if total > 0.0 {
+                    (speech_s / total) as f32
+                } else {
+                    0.0
+                },
+                f0_mean_semitones: f0_mean,
+                f0_range_semitones: f0_range,
+                intensity_mean_db: mean(levels.iter().copied()),
+                articulation_rate_syl_per_s: (speech_s > 0.0)
+                    .then(|| (f64::from(syllables) / speech_s) as f32),
+                turns: own.clone().count() as u32,
+                backchannels: own.filter(|t| t.backchannel).count() as u32,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
