@@ -358,6 +358,7 @@ pub fn audio_measures(s: &SpanFeatures) -> AudioMeasures {
         f0_mean: f(s.f0_mean_semitones).filter(|_| s.voice_count < 2),
         f0_range: f(s.f0_range_semitones).filter(|_| s.voice_count < 2),
         loudness_mean: f(s.intensity_mean_db),
+        noise_floor: f(s.noise_floor_db),
         jitter: f(s.jitter_local).map(|j| j * 100.0),
         shimmer_db: f(s.shimmer_local_db),
         hnr: f(s.hnr_db),
@@ -372,6 +373,10 @@ pub fn audio_measures(s: &SpanFeatures) -> AudioMeasures {
             .filter(|v| v.is_finite())
             .reduce(f64::max),
         speakers: u32::from(s.voice_count),
+        speaker: (s.voice_count == 1)
+            .then(|| s.talk_share.iter().position(|&share| share > 0.0))
+            .flatten()
+            .map(|id| id as u32),
         turns: s.speaker_changes,
         dominant_share,
         overlaps: s.overlap_count,

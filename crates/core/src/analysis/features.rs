@@ -36,6 +36,10 @@ pub struct AudioMeasures {
     pub f0_range: Option<f64>,
     /// Mean loudness of speech frames, dB (relative; only differences matter).
     pub loudness_mean: Option<f64>,
+    /// Background level on the same scale as `loudness_mean` (median level
+    /// of the frames that are not speech); `loudness_mean - noise_floor` is
+    /// the window's signal-to-noise ratio.
+    pub noise_floor: Option<f64>,
     /// Jitter (local), percent.
     pub jitter: Option<f64>,
     /// Shimmer (local), dB.
@@ -53,6 +57,11 @@ pub struct AudioMeasures {
     /// Number of distinct speakers heard (0 up to 4, told apart by voice
     /// timbre and pitch register: `features::speakers`).
     pub speakers: u32,
+    /// The speaker the window's voice measurements (pitch, loudness, voice
+    /// quality, rate) describe: `Some(id)` when one identified voice spoke,
+    /// `None` when several did (pooled measures describe nobody) or none was
+    /// identified. Baselines are kept per id.
+    pub speaker: Option<u32>,
     /// Speaker changes in the window.
     pub turns: u32,
     /// Share of speech by the speaker who talked most, 0..=1.

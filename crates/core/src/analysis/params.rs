@@ -22,6 +22,9 @@ pub struct SignalRule {
     /// The highest level the evidence can support (skepticism has the
     /// weakest literature, so it never reads `high`).
     pub cap_medium: bool,
+    /// Cues that contradict the signal: when any is present it does not
+    /// fire (a confident voice does not rise, pause or climb in pitch).
+    pub vetoes: &'static [Cue],
 }
 
 /// Engagement-state scoring: `engaged` when its score reaches the threshold
@@ -64,6 +67,7 @@ const HESITATION: SignalRule = SignalRule {
     requires: Some(&[Cue::LongPauses, Cue::FilledPauses, Cue::SlowRate]),
     thresholds: T,
     cap_medium: false,
+    vetoes: &[],
 };
 const UNCERTAINTY: SignalRule = SignalRule {
     signal: SignalType::Uncertainty,
@@ -77,6 +81,7 @@ const UNCERTAINTY: SignalRule = SignalRule {
     requires: Some(&[Cue::RisingTerminal]),
     thresholds: T,
     cap_medium: false,
+    vetoes: &[],
 };
 const CONFIDENCE: SignalRule = SignalRule {
     signal: SignalType::Confidence,
@@ -90,6 +95,15 @@ const CONFIDENCE: SignalRule = SignalRule {
     requires: Some(&[Cue::Fluent, Cue::FallingTerminal]),
     thresholds: [1.0, 1.5, 2.1],
     cap_medium: false,
+    // Confident speakers speak lower and end falling, without fillers or
+    // long pauses (Kimble & Seidel 1991; Jiang & Pell 2017): raised pitch is
+    // arousal (stress), rising ends and pauses are uncertainty.
+    vetoes: &[
+        Cue::HighPitch,
+        Cue::RisingTerminal,
+        Cue::LongPauses,
+        Cue::FilledPauses,
+    ],
 };
 const FRUSTRATION: SignalRule = SignalRule {
     signal: SignalType::Frustration,
@@ -103,6 +117,7 @@ const FRUSTRATION: SignalRule = SignalRule {
     requires: Some(&[Cue::Loud]),
     thresholds: [1.2, 1.7, 2.3],
     cap_medium: false,
+    vetoes: &[],
 };
 const INTEREST: SignalRule = SignalRule {
     signal: SignalType::Interest,
@@ -116,6 +131,7 @@ const INTEREST: SignalRule = SignalRule {
     requires: Some(&[Cue::WideRange, Cue::Backchannels]),
     thresholds: T,
     cap_medium: false,
+    vetoes: &[],
 };
 const AGREEMENT: SignalRule = SignalRule {
     signal: SignalType::Agreement,
@@ -128,11 +144,12 @@ const AGREEMENT: SignalRule = SignalRule {
     requires: Some(&[Cue::Backchannels, Cue::Nods]),
     thresholds: T,
     cap_medium: false,
+    vetoes: &[],
 };
 
 /// `inter-2-audio`: the audible subset only.
 pub const INTER_2_AUDIO: ModelParams = ModelParams {
-    version: "inter-2-audio/rules-2",
+    version: "inter-2-audio/rules-3",
     signals: &[
         AGREEMENT,
         CONFIDENCE,
@@ -146,7 +163,7 @@ pub const INTER_2_AUDIO: ModelParams = ModelParams {
 
 /// `inter-2`: audio and video, all 13 signals.
 pub const INTER_2: ModelParams = ModelParams {
-    version: "inter-2/rules-2",
+    version: "inter-2/rules-3",
     signals: &[
         AGREEMENT,
         CONFIDENCE,
@@ -161,6 +178,7 @@ pub const INTER_2: ModelParams = ModelParams {
             requires: Some(&[Cue::LongLatency]),
             thresholds: [1.1, 1.6, 2.2],
             cap_medium: false,
+            vetoes: &[],
         },
         SignalRule {
             signal: SignalType::Disagreement,
@@ -172,19 +190,27 @@ pub const INTER_2: ModelParams = ModelParams {
             requires: Some(&[Cue::Shakes, Cue::LongLatency]),
             thresholds: [1.0, 1.5, 2.1],
             cap_medium: false,
+            vetoes: &[],
         },
         SignalRule {
             signal: SignalType::Disengagement,
             cues: &[
                 (Cue::LittleSpeech, 0.9),
+                (Cue::LongSilence, 0.9),
                 (Cue::NarrowRange, 0.5),
                 (Cue::Quiet, 0.5),
                 (Cue::Stillness, 0.5),
                 (Cue::LongPauses, 0.2),
             ],
-            requires: Some(&[Cue::LittleSpeech, Cue::NarrowRange, Cue::Quiet]),
+            requires: Some(&[
+                Cue::LittleSpeech,
+                Cue::LongSilence,
+                Cue::NarrowRange,
+                Cue::Quiet,
+            ]),
             thresholds: [1.0, 1.5, 2.1],
             cap_medium: false,
+            vetoes: &[],
         },
         SignalRule {
             signal: SignalType::Engagement,
@@ -198,6 +224,7 @@ pub const INTER_2: ModelParams = ModelParams {
             requires: Some(&[Cue::LivelyExchange]),
             thresholds: T,
             cap_medium: false,
+            vetoes: &[],
         },
         FRUSTRATION,
         HESITATION,
@@ -212,6 +239,7 @@ pub const INTER_2: ModelParams = ModelParams {
             requires: Some(&[Cue::RisingTerminal]),
             thresholds: [1.2, 1.8, f64::INFINITY],
             cap_medium: true,
+            vetoes: &[],
         },
         SignalRule {
             signal: SignalType::Stress,
@@ -225,6 +253,7 @@ pub const INTER_2: ModelParams = ModelParams {
             requires: Some(&[Cue::HighPitch, Cue::FastRate]),
             thresholds: [1.0, 1.6, 2.2],
             cap_medium: false,
+            vetoes: &[],
         },
         SignalRule {
             signal: SignalType::Tension,
@@ -237,6 +266,7 @@ pub const INTER_2: ModelParams = ModelParams {
             requires: Some(&[Cue::Overlap]),
             thresholds: T,
             cap_medium: false,
+            vetoes: &[],
         },
         UNCERTAINTY,
     ],
@@ -250,12 +280,14 @@ const ENGAGEMENT: EngagementRule = EngagementRule {
         (Cue::Backchannels, 0.5),
         (Cue::WideRange, 0.4),
         (Cue::FastRate, 0.3),
+        (Cue::HighPitch, 0.3),
         (Cue::Loud, 0.3),
         (Cue::Fluent, 0.3),
         (Cue::Movement, 0.4),
     ],
     disengaged: &[
         (Cue::LittleSpeech, 1.0),
+        (Cue::LongSilence, 0.8),
         (Cue::NarrowRange, 0.5),
         (Cue::Quiet, 0.5),
         (Cue::LongPauses, 0.3),

@@ -1,7 +1,8 @@
-//! The explainable rule analyzer: cues against the speaker's running
-//! baseline, weighted per signal by the model's [`ModelParams`].
+//! The explainable rule analyzer: cues against population norms and each
+//! speaker's running baseline, weighted per signal by the model's
+//! [`ModelParams`].
 
-use super::cues::{Cue, Evidence, SpeakerBaselines};
+use super::cues::{ConversationBaselines, Cue, Evidence};
 use super::features::WindowFeatures;
 use super::params::{ModelParams, SignalRule};
 use super::{Channel, Finding, WindowAnalyzer, WindowVerdict};
@@ -15,7 +16,7 @@ const MAX_QUOTED: usize = 3;
 #[derive(Debug, Clone)]
 pub struct RuleAnalyzer {
     params: &'static ModelParams,
-    baselines: SpeakerBaselines,
+    baselines: ConversationBaselines,
 }
 
 impl RuleAnalyzer {
@@ -23,7 +24,7 @@ impl RuleAnalyzer {
     pub fn new(params: &'static ModelParams) -> Self {
         RuleAnalyzer {
             params,
-            baselines: SpeakerBaselines::default(),
+            baselines: ConversationBaselines::default(),
         }
     }
 }
@@ -60,6 +61,7 @@ fn level(rule: &SignalRule, score: f64) -> Option<Probability> {
 
 impl WindowAnalyzer for RuleAnalyzer {
     fn analyze(&mut self, window: &WindowFeatures) -> WindowVerdict {
+        self.baselines.rebase(window);
         let evidence = self.baselines.cues(window);
         self.baselines.observe(window);
 
@@ -70,22 +72,24 @@ impl WindowAnalyzer for RuleAnalyzer {
                     continue;
                 }
             }
+            if evidence.iter().any(|e| rule.vetoes.contains(&e.cue)) {
+                continue;
+            }
             let (total, parts) = score(rule.cues, &evidence);
             let Some(probability) = level(rule, total) else {
                 continue;
             };
-            let quoted: Vec<&str> = parts
-                .iter()
-                .take(MAX_QUOTED)
-                .map(|(_, e)| e.text.as_str())
-                .collect();
+            let quoted = &parts[..parts.len().min(MAX_QUOTED)];
+            // The channels are those of the quoted evidence only, so a
+            // finding never names a channel its rationale does not show.
             let mut channels = Vec::new();
-            if parts.iter().any(|(_, e)| !e.cue.is_visual()) {
+            if quoted.iter().any(|(_, e)| !e.cue.is_visual()) {
                 channels.push(Channel::Audio);
             }
-            if parts.iter().any(|(_, e)| e.cue.is_visual()) {
+            if quoted.iter().any(|(_, e)| e.cue.is_visual()) {
                 channels.push(Channel::Visual);
             }
+            let quoted: Vec<&str> = quoted.iter().map(|(_, e)| e.text.as_str()).collect();
             findings.push(Finding {
                 signal: rule.signal,
                 probability,

@@ -59,7 +59,7 @@ fn long_pauses_and_slow_rate_read_as_hesitation_with_quoted_evidence() {
     hesitant.audio.pause_max = 1.2;
     hesitant.audio.speech_rate = Some(2.6);
     hesitant.audio.speech_seconds = 2.5;
-    let verdicts = run(&INTER_2, &[calm(0.0), calm(5.0), hesitant]);
+    let verdicts = run(&INTER_2, &[calm(0.0), calm(5.0), hesitant.clone()]);
     let f = finding(&verdicts[2], SignalType::Hesitation).expect("hesitation");
     assert!(f.probability >= Probability::Medium, "{f:?}");
     assert!(
@@ -67,17 +67,234 @@ fn long_pauses_and_slow_rate_read_as_hesitation_with_quoted_evidence() {
         "{}",
         f.rationale
     );
+    // 8 s of the speaker's speech is not yet a baseline: the norm judges.
     assert!(
-        f.rationale.contains("speech rate 2.6 syll/s"),
-        "{}",
         f.rationale
-    );
-    assert!(
-        f.rationale.contains("% below this speaker's baseline"),
+            .contains("speech rate 2.6 syll/s, 53% below the conversational norm of 5.5 syll/s"),
         "{}",
         f.rationale
     );
     assert_eq!(f.channels, [Channel::Audio]);
+
+    // Once the speaker has been heard long enough, their own habits judge.
+    let mut slow_speaker = Vec::new();
+    for k in 0..4 {
+        let mut w = calm(5.0 * k as f64);
+        w.audio.speech_rate = Some(5.5);
+        slow_speaker.push(w);
+    }
+    hesitant.start = 20.0;
+    hesitant.end = 25.0;
+    slow_speaker.push(hesitant);
+    let verdicts = run(&INTER_2, &slow_speaker);
+    let f = finding(&verdicts[4], SignalType::Hesitation).expect("hesitation");
+    assert!(
+        f.rationale
+            .contains("speech rate 2.6 syll/s, 53% below this speaker's baseline of 5.5 syll/s"),
+        "{}",
+        f.rationale
+    );
+}
+
+#[test]
+fn the_first_window_quotes_population_norms_never_a_baseline() {
+    let mut fast = calm(0.0);
+    fast.audio.speech_rate = Some(7.0);
+    fast.audio.f0_range = Some(13.0);
+    let verdicts = run(&INTER_2, &[fast]);
+    let rationales: Vec<&str> = verdicts[0]
+        .findings
+        .iter()
+        .map(|f| f.rationale.as_str())
+        .collect();
+    assert!(!rationales.is_empty(), "{verdicts:?}");
+    for r in &rationales {
+        assert!(!r.contains("baseline"), "{r}");
+    }
+    assert!(
+        rationales
+            .iter()
+            .any(|r| r.contains("the conversational norm")),
+        "{rationales:?}"
+    );
+}
+
+#[test]
+fn trivial_differences_are_neither_counted_nor_quoted() {
+    let mut windows: Vec<WindowFeatures> = (0..4).map(|k| calm(5.0 * k as f64)).collect();
+    let mut nudged = calm(20.0);
+    nudged.audio.f0_mean = Some(24.2);
+    nudged.audio.loudness_mean = Some(-21.5);
+    nudged.audio.speech_rate = Some(4.7);
+    nudged.audio.f0_range = Some(7.3);
+    windows.push(nudged.clone());
+    let evidence = {
+        let mut b = cues::ConversationBaselines::default();
+        for w in &windows[..4] {
+            b.observe(w);
+        }
+        b.cues(&nudged)
+    };
+    for e in &evidence {
+        assert!(e.strength >= cues::STRENGTH_FLOOR, "{e:?}");
+        assert!(
+            !matches!(
+                e.cue,
+                cues::Cue::HighPitch
+                    | cues::Cue::Loud
+                    | cues::Cue::Quiet
+                    | cues::Cue::FastRate
+                    | cues::Cue::SlowRate
+                    | cues::Cue::WideRange
+                    | cues::Cue::NarrowRange
+            ),
+            "{e:?}"
+        );
+    }
+    let verdicts = run(&INTER_2, &windows);
+    assert!(verdicts[4]
+        .findings
+        .iter()
+        .all(|f| !f.rationale.contains("semitones above")));
+}
+
+/// A fast, high and loud speaker from the first window to the last.
+fn aroused(start: f64) -> WindowFeatures {
+    let mut w = calm(start);
+    w.audio.speech_rate = Some(6.8);
+    w.audio.f0_mean = Some(30.0);
+    w.audio.f0_range = Some(11.0);
+    w.audio.pause_seconds = 0.1;
+    w.audio.pause_max = 0.1;
+    w
+}
+
+#[test]
+fn a_conversation_that_is_aroused_throughout_reads_stress_throughout() {
+    let windows: Vec<WindowFeatures> = (0..8).map(|k| aroused(5.0 * k as f64)).collect();
+    let verdicts = run(&INTER_2, &windows);
+    for (k, v) in verdicts.iter().enumerate() {
+        let f = finding(v, SignalType::Stress)
+            .unwrap_or_else(|| panic!("window {k} has no stress: {v:?}"));
+        assert!(f.rationale.contains("norm"), "{}", f.rationale);
+    }
+    // The calm control never does.
+    let calm_windows: Vec<WindowFeatures> = (0..8).map(|k| calm(5.0 * k as f64)).collect();
+    assert!(run(&INTER_2, &calm_windows)
+        .iter()
+        .all(|v| finding(v, SignalType::Stress).is_none()));
+}
+
+fn louder(mut w: WindowFeatures, db: f64) -> WindowFeatures {
+    w.audio.loudness_mean = w.audio.loudness_mean.map(|l| l + db);
+    w.audio.noise_floor = w.audio.noise_floor.map(|l| l + db);
+    w
+}
+
+#[test]
+fn a_level_step_with_steady_pitch_is_the_microphone_not_the_speaker() {
+    let mut windows: Vec<WindowFeatures> = (0..4).map(|k| calm(5.0 * k as f64)).collect();
+    windows.extend((4..10).map(|k| louder(calm(5.0 * k as f64), 8.0)));
+    let verdicts = run(&INTER_2, &windows);
+    for v in &verdicts {
+        assert!(
+            v.findings.iter().all(|f| !f.rationale.contains("loudness")),
+            "{v:?}"
+        );
+    }
+    // The same step with the pitch raised 4 semitones is a raised voice.
+    let mut raised = windows.clone();
+    for w in &mut raised[4..] {
+        w.audio.f0_mean = Some(28.0);
+    }
+    let verdicts = run(&INTER_2, &raised);
+    assert!(
+        verdicts[4].findings.iter().any(|f| f
+            .rationale
+            .contains("loudness +8.0 dB against this speaker's baseline")),
+        "{:?}",
+        verdicts[4]
+    );
+}
+
+#[test]
+fn a_whole_conversation_louder_or_quieter_reads_the_same() {
+    let mut windows: Vec<WindowFeatures> = (0..6).map(|k| calm(5.0 * k as f64)).collect();
+    windows.push(aroused(30.0));
+    let mut quiet = calm(35.0);
+    quiet.audio.loudness_mean = Some(-30.0);
+    quiet.audio.f0_mean = Some(22.0);
+    windows.push(quiet);
+    let reference = run(&INTER_2, &windows);
+    for db in [-8.0, 8.0] {
+        let shifted: Vec<WindowFeatures> = windows.iter().cloned().map(|w| louder(w, db)).collect();
+        assert_eq!(run(&INTER_2, &shifted), reference, "{db:+} dB");
+    }
+}
+
+#[test]
+fn each_speaker_is_judged_against_their_own_voice_and_named() {
+    // A low and a high voice taking turns window by window, both calm.
+    let voice = |k: usize| {
+        let mut w = calm(5.0 * k as f64);
+        w.audio.speaker = Some((k % 2) as u32);
+        if k % 2 == 1 {
+            w.audio.f0_mean = Some(35.0);
+            w.audio.loudness_mean = Some(-25.0);
+        }
+        w
+    };
+    let windows: Vec<WindowFeatures> = (0..10).map(voice).collect();
+    let verdicts = run(&INTER_2, &windows);
+    for v in &verdicts {
+        assert!(finding(v, SignalType::Stress).is_none(), "{v:?}");
+        assert!(
+            v.findings.iter().all(|f| !f.rationale.contains("pitch")),
+            "the higher voice is not a raised one: {v:?}"
+        );
+    }
+    // Later the high voice rises 4 semitones above its own habit.
+    let mut raised = voice(11);
+    raised.audio.f0_mean = Some(39.0);
+    raised.audio.speech_rate = Some(6.5);
+    let mut all = windows;
+    all.push(voice(10));
+    all.push(raised);
+    let verdicts = run(&INTER_2, &all);
+    let f = finding(&verdicts[11], SignalType::Stress).expect("stress");
+    assert!(
+        f.rationale
+            .contains("Speaker 2: mean pitch 262 Hz, 4.0 semitones above their own baseline"),
+        "{}",
+        f.rationale
+    );
+}
+
+#[test]
+fn the_channels_are_those_of_the_quoted_evidence() {
+    let lively = |k: usize, motion: f64| {
+        let mut w = calm(5.0 * k as f64);
+        w.audio.speakers = 2;
+        w.audio.turns = 4;
+        w.audio.dominant_share = Some(0.55);
+        w.audio.response_latency = Some(0.1);
+        w.audio.backchannels = 2;
+        w.video = Some(VideoMeasures {
+            coverage: 1.0,
+            motion: Some(motion),
+            ..VideoMeasures::default()
+        });
+        w
+    };
+    let verdicts = run(&INTER_2, &[lively(0, 1.0), lively(1, 1.0), lively(2, 1.5)]);
+    let f = finding(&verdicts[2], SignalType::Engagement).expect("engagement");
+    assert!(!f.rationale.contains("motion"), "{}", f.rationale);
+    assert_eq!(f.channels, [Channel::Audio]);
+    // Strong movement is quoted, and then the picture is named.
+    let verdicts = run(&INTER_2, &[lively(0, 1.0), lively(1, 1.0), lively(2, 4.0)]);
+    let f = finding(&verdicts[2], SignalType::Engagement).expect("engagement");
+    assert!(f.rationale.contains("motion"), "{}", f.rationale);
+    assert_eq!(f.channels, [Channel::Audio, Channel::Visual]);
 }
 
 #[test]
@@ -103,15 +320,17 @@ fn fast_high_loud_speech_reads_as_stress_against_the_baseline() {
     tense.audio.f0_mean = Some(29.0);
     tense.audio.f0_range = Some(9.0);
     tense.audio.loudness_mean = Some(-16.0);
-    let verdicts = run(&INTER_2, &[calm(0.0), calm(5.0), tense]);
-    let f = finding(&verdicts[2], SignalType::Stress).expect("stress");
+    tense.start = 15.0;
+    tense.end = 20.0;
+    let verdicts = run(&INTER_2, &[calm(0.0), calm(5.0), calm(10.0), tense]);
+    let f = finding(&verdicts[3], SignalType::Stress).expect("stress");
     assert!(
         f.rationale
             .contains("semitones above this speaker's baseline"),
         "{}",
         f.rationale
     );
-    assert_ne!(verdicts[2].engagement, EngagementLevel::Disengaged);
+    assert_ne!(verdicts[3].engagement, EngagementLevel::Disengaged);
     // The same window heard by the audio-only model cannot report stress.
     let audio_only = run(&INTER_2_AUDIO, &[calm(0.0), calm(5.0), verdict_input(10.0)]);
     assert!(audio_only
@@ -254,9 +473,9 @@ fn filled_pauses_read_as_hesitation_with_their_count_quoted() {
     one.audio.filled_pause_seconds = 0.4;
     let verdicts = run(&INTER_2_AUDIO, &[calm(0.0), calm(5.0), one.clone()]);
     assert!(finding(&verdicts[2], SignalType::Hesitation).is_none());
-    let evidence = cues::SpeakerBaselines::default().cues(&one);
+    let evidence = cues::ConversationBaselines::default().cues(&one);
     assert!(evidence.iter().all(|e| e.cue != cues::Cue::Fluent));
-    assert!(cues::SpeakerBaselines::default()
+    assert!(cues::ConversationBaselines::default()
         .cues(&calm(0.0))
         .iter()
         .any(|e| e.cue == cues::Cue::Fluent));

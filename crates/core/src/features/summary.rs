@@ -268,6 +268,12 @@ pub struct SpanFeatures {
     pub intensity_mean_db: Option<f32>,
     /// Intensity range, 5th to 95th percentile of speech frames, dB.
     pub intensity_range_db: Option<f32>,
+    /// Background level, dB on the intensity scale: the median intensity of
+    /// the frames that are not speech, over the span and the context before
+    /// it (so a window of continuous speech still has one); `None` when every
+    /// frame is speech. With `intensity_mean_db` it gives the signal-to-noise
+    /// ratio that gates noise-sensitive cues.
+    pub noise_floor_db: Option<f32>,
     /// Jitter (local) over the span's pulses, ratio (0.01 = 1 %).
     pub jitter_local: Option<f32>,
     /// Shimmer (local, dB) over the span's pulses, dB.
@@ -622,6 +628,12 @@ pub fn summarize(features: &FrameFeatures, span: Span) -> SpanFeatures {
         _ => None,
     };
 
+    let mut background: Vec<f32> = (lo..hi)
+        .filter(|&i| !raw_mask[i - lo] && !frames[i].is_speech())
+        .map(|i| frames[i].intensity_db)
+        .collect();
+    let noise_floor = median(&mut background);
+
     let p_lo = features.pulses.partition_point(|p| p.time_s < span.start_s);
     let p_hi = features.pulses.partition_point(|p| p.time_s <= span.end_s);
     let span_pulses = &features.pulses[p_lo..p_hi.max(p_lo)];
@@ -713,6 +725,7 @@ pub fn summarize(features: &FrameFeatures, span: Span) -> SpanFeatures {
         f0_range_semitones: f0_range,
         intensity_mean_db: intensity_mean,
         intensity_range_db: intensity_range,
+        noise_floor_db: noise_floor,
         jitter_local: jitter,
         shimmer_local_db: shimmer,
         hnr_db: hnr,
