@@ -223,7 +223,7 @@ mod tests {
                 .conversation_quality
                 .unwrap();
             assert_eq!(quality.overall, Some(QualityValues::NEUTRAL), "{level:?}");
-            let timeline = quality.timeline.unwrap();
+            let timeline = quality.timeline.as_ref().unwrap();
             assert_eq!(timeline.len(), 2);
             assert!(
                 timeline.iter().all(|p| p.values == QualityValues::NEUTRAL),
