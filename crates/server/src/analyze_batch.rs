@@ -123,8 +123,10 @@ pub fn analyze_batch(
     if settings.progress_terminal && !args.quiet {
         bar.set_draw_target(ProgressDrawTarget::stderr());
         bar.set_style(
-            ProgressStyle::with_template("analyzing [{bar:40}] {pos}/{len} files [{elapsed}] {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ProgressStyle::with_template(
+                "analyzing [{bar:40}] {pos}/{len} files [{elapsed}] {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
     }
 
@@ -156,8 +158,8 @@ pub fn analyze_batch(
         path: summary_path.clone(),
         source,
     };
-    let mut table = csv::Writer::from_path(&summary_path)
-        .map_err(|e| write_error(std::io::Error::other(e)))?;
+    let mut table =
+        csv::Writer::from_path(&summary_path).map_err(|e| write_error(std::io::Error::other(e)))?;
     table
         .write_record(header())
         .map_err(|e| write_error(std::io::Error::other(e)))?;
@@ -231,18 +233,17 @@ fn analyze_one(
     };
     // A panic in the analysis fails this file as the server fails its job
     // (`ih1001`), and the other files go on.
-    let analysis = match std::panic::catch_unwind(AssertUnwindSafe(|| {
-        analyze_bytes(&bytes, options)
-    })) {
-        Ok(Ok(analysis)) => analysis,
-        Ok(Err(error)) => return refused(error),
-        Err(_) => {
-            return refused(ServiceError::with_message(
-                ErrorCode::Ih1001,
-                "the analysis of this file failed unexpectedly",
-            ))
-        }
-    };
+    let analysis =
+        match std::panic::catch_unwind(AssertUnwindSafe(|| analyze_bytes(&bytes, options))) {
+            Ok(Ok(analysis)) => analysis,
+            Ok(Err(error)) => return refused(error),
+            Err(_) => {
+                return refused(ServiceError::with_message(
+                    ErrorCode::Ih1001,
+                    "the analysis of this file failed unexpectedly",
+                ))
+            }
+        };
     let result = analysis.job_result(sections);
     let name = format!("{}.json", input.stem);
     let write = || -> std::io::Result<()> {

@@ -138,9 +138,9 @@ impl AnalyzeArgs {
                 out: out.clone(),
                 html: html.is_some(),
             }),
-            (None, _) if many => Err(
-                "several files or a directory need --out DIR for their results".to_owned(),
-            ),
+            (None, _) if many => {
+                Err("several files or a directory need --out DIR for their results".to_owned())
+            }
             (None, Some(None)) => {
                 Err("--html needs the path of the report to write (or --out DIR)".to_owned())
             }
@@ -288,9 +288,10 @@ pub fn analyze(
 
 /// The HTML report of one analyzed file.
 pub fn report_page(file: &Path, analysis: &FileAnalysis, result: &UploadJobResult) -> String {
-    let title = file
-        .file_name()
-        .map_or_else(|| file.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let title = file.file_name().map_or_else(
+        || file.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     crate::report::render(&crate::report::ReportInput {
         title: &title,
         model: analysis.model,

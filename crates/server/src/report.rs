@@ -365,10 +365,7 @@ fn timeline(page: &mut String, input: &ReportInput<'_>) {
     y += LANE_HEIGHT + LANE_GAP;
 
     for speaker in &speakers {
-        let _ = write!(
-            svg,
-            "<g class=\"speaker-lane\" data-speaker=\"{speaker}\">"
-        );
+        let _ = write!(svg, "<g class=\"speaker-lane\" data-speaker=\"{speaker}\">");
         lane_label(&mut svg, y, &format!("Voice {}", speaker + 1));
         lane_background(&mut svg, y);
         for turn in input
@@ -658,18 +655,24 @@ fn quality_chart(
     page.push_str("</div>\n");
 }
 
-/// `seconds` as `m:ss` (`h:mm:ss` past an hour).
+/// `seconds` as `m:ss` (`h:mm:ss` past an hour), with tenths when the time
+/// is not a whole second (a file's last window rarely ends on one).
 fn clock(seconds: Seconds) -> String {
-    let whole = if seconds.is_finite() {
-        seconds.max(0.0).round() as u64
+    let tenths = if seconds.is_finite() {
+        (seconds.max(0.0) * 10.0).round() as u64
     } else {
         0
     };
+    let whole = tenths / 10;
     let (hours, minutes, secs) = (whole / 3600, whole / 60 % 60, whole % 60);
+    let fraction = match tenths % 10 {
+        0 => String::new(),
+        t => format!(".{t}"),
+    };
     if hours > 0 {
-        format!("{hours}:{minutes:02}:{secs:02}")
+        format!("{hours}:{minutes:02}:{secs:02}{fraction}")
     } else {
-        format!("{minutes}:{secs:02}")
+        format!("{minutes}:{secs:02}{fraction}")
     }
 }
 

@@ -344,7 +344,11 @@ fn a_batch_over_a_directory_with_a_broken_file_reports_every_file() {
     ]);
     // The broken file fails the run, after the batch went on.
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
-    assert!(stderr(&output).contains("random.bin"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("random.bin"),
+        "{}",
+        stderr(&output)
+    );
 
     for good in ["hesitant.wav", "two_voices.wav"] {
         let json: Value = serde_json::from_slice(
@@ -359,10 +363,9 @@ fn a_batch_over_a_directory_with_a_broken_file_reports_every_file() {
         assert!(page.contains(good), "the report names its file");
     }
     let (_, refusal) = server_refusal("random.bin", Model::Inter2Audio);
-    let error: Value = serde_json::from_slice(
-        &std::fs::read(out.path().join("random.bin.error.json")).unwrap(),
-    )
-    .unwrap();
+    let error: Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("random.bin.error.json")).unwrap())
+            .unwrap();
     assert_eq!(error["error_id"], refusal["error_id"]);
 
     let mut table = csv::Reader::from_path(out.path().join("summary.csv")).unwrap();
@@ -371,24 +374,37 @@ fn a_batch_over_a_directory_with_a_broken_file_reports_every_file() {
     let rows: Vec<csv::StringRecord> = table.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 3);
     let files: Vec<&str> = rows.iter().map(|r| &r[column("file")]).collect();
-    assert!(files[0].ends_with("hesitant.wav") && files[2].ends_with(".wav"), "{files:?}");
+    assert!(
+        files[0].ends_with("hesitant.wav") && files[2].ends_with(".wav"),
+        "{files:?}"
+    );
     for row in &rows {
         let file = &row[column("file")];
         if file.ends_with("random.bin") {
             assert_eq!(&row[column("status")], "refused");
-            assert_eq!(&row[column("error_id")], refusal["error_id"].as_str().unwrap());
-            assert_eq!(&row[column("error_message")], refusal["message"].as_str().unwrap());
+            assert_eq!(
+                &row[column("error_id")],
+                refusal["error_id"].as_str().unwrap()
+            );
+            assert_eq!(
+                &row[column("error_message")],
+                refusal["message"].as_str().unwrap()
+            );
         } else {
             assert_eq!(&row[column("status")], "analyzed", "{row:?}");
             let name = file.rsplit('/').next().unwrap();
-            let expected = library_result(&format!("speech/{name}"), Model::Inter2Audio, ALL_SECTIONS);
+            let expected =
+                library_result(&format!("speech/{name}"), Model::Inter2Audio, ALL_SECTIONS);
             let overall = expected.conversation_quality.unwrap().overall.unwrap();
             assert_eq!(
                 row[column("quality_index")].parse::<f64>().unwrap(),
                 overall.quality_index
             );
             let detections: usize = expected.windows.iter().map(|w| w.signals.len()).sum();
-            assert_eq!(row[column("signal_windows")].parse::<usize>().unwrap(), detections);
+            assert_eq!(
+                row[column("signal_windows")].parse::<usize>().unwrap(),
+                detections
+            );
             let shares: f64 = ["engaged_share", "neutral_share", "disengaged_share"]
                 .iter()
                 .map(|c| row[column(c)].parse::<f64>().unwrap())

@@ -71,9 +71,7 @@ fn payloads_for(channel: &Value, kind: &str) -> Vec<String> {
         .values()
         .map(deref)
         .filter_map(|message| message["payload"]["$ref"].as_str())
-        .filter(|payload| {
-            deref(&json!({ "$ref": payload }))["properties"]["type"]["const"] == kind
-        })
+        .filter(|payload| deref(&json!({ "$ref": payload }))["properties"]["type"]["const"] == kind)
         .map(str::to_owned)
         .collect()
 }
@@ -129,7 +127,10 @@ fn schemas_named_like_openapi_components_are_the_same() {
     let mut shared = 0;
     for (name, schema) in doc()["components"]["schemas"].as_object().unwrap() {
         if let Some(component) = components.get(name) {
-            assert_eq!(schema, component, "{name} differs from the OpenAPI component");
+            assert_eq!(
+                schema, component,
+                "{name} differs from the OpenAPI component"
+            );
             shared += 1;
         }
     }
@@ -139,7 +140,11 @@ fn schemas_named_like_openapi_components_are_the_same() {
 
 #[test]
 fn every_event_type_and_endpoint_is_described() {
-    for path in ["/v1/stream/analyze", "/v2/stream/analyze", "/v0/realtime/analyze"] {
+    for path in [
+        "/v1/stream/analyze",
+        "/v2/stream/analyze",
+        "/v0/realtime/analyze",
+    ] {
         let channel = channel_of(path).unwrap_or_else(|| panic!("no channel {path}"));
         for kind in EventData::TYPE_NAMES {
             let stream_only = !path.contains("realtime")

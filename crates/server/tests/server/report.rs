@@ -54,7 +54,10 @@ async fn a_completed_job_has_its_report_and_only_its_account_reads_it() {
     assert!(page.contains("leans in"), "the rationale is shown");
     assert!(page.contains("inter-2"), "{page}");
     assert!(!page.contains("<script"), "no scripts");
-    assert!(!page.contains("http://") && !page.contains("https://www"), "no network");
+    assert!(
+        !page.contains("http://") && !page.contains("https://www"),
+        "no network"
+    );
 
     expect_error(
         get_report(&server, Some(&other), &job_id).await,
@@ -68,7 +71,12 @@ async fn a_completed_job_has_its_report_and_only_its_account_reads_it() {
         ErrorCode::Ih2003,
     )
     .await;
-    expect_error(get_report(&server, None, &job_id).await, 401, ErrorCode::Ih2002).await;
+    expect_error(
+        get_report(&server, None, &job_id).await,
+        401,
+        ErrorCode::Ih2002,
+    )
+    .await;
     expect_error(
         get_report(&server, Some(&key), "not-a-job").await,
         404,
