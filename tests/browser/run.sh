@@ -24,3 +24,4 @@ cargo build --locked -p attune-server --bin attune
 export ATTUNE_BIN="${CARGO_TARGET_DIR:-target}/debug/attune"
 
 node tests/browser/demo.test.mjs
+node tests/browser/report.test.mjs

@@ -42,9 +42,11 @@ pub const PROGRESS_MIN_SECONDS: Seconds = 60.0;
 /// `attune analyze`'s arguments.
 #[derive(Debug, Clone, clap::Args)]
 pub struct AnalyzeArgs {
-    /// The media file (its container is recognised by content, not by name).
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
+    /// The media files, or directories whose files (not subdirectories, not
+    /// hidden files) are analyzed; containers are recognised by content, not
+    /// by name. More than one file, or a directory, needs `--out`.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
     /// The model: `inter-2` reads audio and video, `inter-2-audio` audio alone.
     #[arg(long, value_name = "MODEL", default_value = "inter-2", value_parser = model_parser())]
     pub model: Model,
@@ -58,6 +60,19 @@ pub struct AnalyzeArgs {
     /// refused file) on standard output instead of a summary.
     #[arg(long)]
     pub json: bool,
+    /// Also write a self-contained HTML report: to PATH for one file, or,
+    /// with `--out` and no PATH, one `<file>.html` per file into the output
+    /// directory.
+    #[arg(long, value_name = "PATH", num_args = 0..=1)]
+    pub html: Option<Option<PathBuf>>,
+    /// Batch mode: write `<file>.json` (the job result, or
+    /// `<file>.error.json` with the `ErrorResponse` of a refused file) per
+    /// file and `summary.csv` into DIR, created if missing.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Files analyzed at once in batch mode [default: the number of CPUs].
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -88,7 +103,54 @@ fn include_flags(values: &[String]) -> Result<Vec<IncludeFlag>, ServiceError> {
     form.include(UploadRoute::V2)
 }
 
+/// What one run of `attune analyze` does, from its arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mode {
+    /// One file: a summary or JSON on standard output, and the HTML report
+    /// at `html` if asked.
+    Single {
+        /// The file.
+        file: PathBuf,
+        /// Where the HTML report goes.
+        html: Option<PathBuf>,
+    },
+    /// Several files into an output directory.
+    Batch {
+        /// The output directory.
+        out: PathBuf,
+        /// Whether each file also gets an HTML report.
+        html: bool,
+    },
+}
+
 impl AnalyzeArgs {
+    /// Which mode the arguments ask for; a combination that makes no sense
+    /// is a usage error with this message.
+    pub fn mode(&self) -> Result<Mode, String> {
+        let many = self.files.len() > 1 || self.files.iter().any(|f| f.is_dir());
+        match (&self.out, &self.html) {
+            (Some(_), Some(Some(path))) => Err(format!(
+                "--html {} with --out: reports go into the output directory; give --html without \
+                 a path (and after the files)",
+                path.display()
+            )),
+            (Some(out), html) => Ok(Mode::Batch {
+                out: out.clone(),
+                html: html.is_some(),
+            }),
+            (None, _) if many => {
+                Err("several files or a directory need --out DIR for their results".to_owned())
+            }
+            (None, Some(None)) => {
+                Err("--html needs the path of the report to write (or --out DIR)".to_owned())
+            }
+            (None, html) => Ok(Mode::Single {
+                file: self.files[0].clone(),
+                html: html.clone().flatten(),
+            }),
+        }
+    }
+
     /// The requested result sections: every section when `--include` is not
     /// given (a person at a terminal wants the whole picture, and the JSON is
     /// then a superset of any narrower request), otherwise exactly the named
@@ -138,6 +200,14 @@ pub enum Outcome {
     /// The service would refuse the file (or the request); the refusal was
     /// printed.
     Refused(ServiceError),
+    /// A batch ran to its end; `failed` of its files have an error in the
+    /// summary instead of a result.
+    Batch {
+        /// Files analyzed.
+        analyzed: usize,
+        /// Files refused or unreadable.
+        failed: usize,
+    },
 }
 
 /// Why `attune analyze` could not do its work at all (exit status 1, with
@@ -156,23 +226,34 @@ pub enum AnalyzeError {
     /// The result could not be written (e.g. a closed pipe).
     #[error("writing the result: {0}")]
     Write(#[from] std::io::Error),
+    /// An output file (report, result, summary) could not be written.
+    #[error("writing {}: {source}", path.display())]
+    WriteFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
 }
 
-/// Runs `attune analyze`: the result goes to `out`, a refusal to `out`
-/// (`--json`) or `err` (one line), the progress bar to the process's
-/// standard error when `settings` allows it and `--quiet` is not given.
+/// Runs `attune analyze` on one file: the result goes to `out`, a refusal
+/// to `out` (`--json`) or `err` (one line), the HTML report to `html` when
+/// given, the progress bar to the process's standard error when `settings`
+/// allows it and `--quiet` is not given.
 pub fn analyze(
     args: &AnalyzeArgs,
+    file: &Path,
+    html: Option<&Path>,
     settings: &AnalyzeSettings,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Outcome, AnalyzeError> {
     let sections = match args.sections() {
         Ok(sections) => sections,
-        Err(error) => return refuse(args, settings, error, out, err),
+        Err(error) => return refuse(args, file, settings, error, out, err),
     };
-    let bytes = std::fs::read(&args.file).map_err(|source| AnalyzeError::Read {
-        path: args.file.clone(),
+    let bytes = std::fs::read(file).map_err(|source| AnalyzeError::Read {
+        path: file.to_path_buf(),
         source,
     })?;
     let options = AnalysisOptions {
@@ -185,22 +266,45 @@ pub fn analyze(
     match analysis {
         Ok(analysis) => {
             let result = analysis.job_result(sections);
+            if let Some(path) = html {
+                let page = report_page(file, &analysis, &result);
+                std::fs::write(path, page).map_err(|source| AnalyzeError::WriteFile {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+            }
             if args.json {
                 serde_json::to_writer(&mut *out, &result).map_err(std::io::Error::from)?;
                 writeln!(out)?;
             } else {
-                out.write_all(summary(&args.file, &analysis, &result).as_bytes())?;
+                out.write_all(summary(file, &analysis, &result).as_bytes())?;
             }
             out.flush()?;
             Ok(Outcome::Analyzed)
         }
-        Err(error) => refuse(args, settings, error, out, err),
+        Err(error) => refuse(args, file, settings, error, out, err),
     }
+}
+
+/// The HTML report of one analyzed file.
+pub fn report_page(file: &Path, analysis: &FileAnalysis, result: &UploadJobResult) -> String {
+    let title = file.file_name().map_or_else(
+        || file.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    crate::report::render(&crate::report::ReportInput {
+        title: &title,
+        model: analysis.model,
+        params_version: analysis.params_version,
+        result,
+        turns: None,
+    })
 }
 
 /// Prints a refusal the way the server would answer it.
 fn refuse(
     args: &AnalyzeArgs,
+    file: &Path,
     settings: &AnalyzeSettings,
     error: ServiceError,
     out: &mut dyn Write,
@@ -217,7 +321,7 @@ fn refuse(
         writeln!(
             err,
             "error: {}: {} [{}]",
-            args.file.display(),
+            file.display(),
             error.message(),
             error.code
         )?;
@@ -426,10 +530,13 @@ mod tests {
 
     fn args(file: &str, model: Model, include: Option<&[&str]>, json: bool) -> AnalyzeArgs {
         AnalyzeArgs {
-            file: fixture(file),
+            files: vec![fixture(file)],
             model,
             include: include.map(|v| v.iter().map(|s| (*s).to_owned()).collect()),
             json,
+            html: None,
+            out: None,
+            jobs: None,
             quiet: true,
         }
     }
@@ -444,7 +551,7 @@ mod tests {
 
     fn run(args: &AnalyzeArgs) -> (Outcome, String, String) {
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let outcome = analyze(args, &settings(), &mut out, &mut err).unwrap();
+        let outcome = analyze(args, &args.files[0], None, &settings(), &mut out, &mut err).unwrap();
         (
             outcome,
             String::from_utf8(out).unwrap(),
@@ -516,7 +623,7 @@ mod tests {
         let (outcome, out, err) = run(&a);
         assert_eq!(outcome, Outcome::Analyzed);
         assert!(err.is_empty());
-        let bytes = std::fs::read(&a.file).unwrap();
+        let bytes = std::fs::read(&a.files[0]).unwrap();
         let expected = analyze_bytes(&bytes, &AnalysisOptions::new(Model::Inter2Audio))
             .unwrap()
             .job_result(a.sections().unwrap());
@@ -535,7 +642,7 @@ mod tests {
             max_duration: Duration::from_secs(4),
             ..settings()
         };
-        let outcome = analyze(&a, &strict, &mut out, &mut err).unwrap();
+        let outcome = analyze(&a, &a.files[0], None, &strict, &mut out, &mut err).unwrap();
         assert!(matches!(outcome, Outcome::Refused(e) if e.code == ErrorCode::Ih4004));
         assert!(out.is_empty());
         let err = String::from_utf8(err).unwrap();
@@ -547,7 +654,7 @@ mod tests {
     fn an_unreadable_file_is_an_error_not_a_refusal() {
         let a = args("no-such-file.mp4", Model::Inter2, None, true);
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let error = analyze(&a, &settings(), &mut out, &mut err).unwrap_err();
+        let error = analyze(&a, &a.files[0], None, &settings(), &mut out, &mut err).unwrap_err();
         assert!(matches!(error, AnalyzeError::Read { .. }));
         assert!(out.is_empty() && err.is_empty());
     }

@@ -6,6 +6,7 @@
 //! shutdown future resolves, [`commands`] holds what each subcommand does.
 #![deny(missing_docs)]
 
+pub mod analyze_batch;
 pub mod analyze_cmd;
 mod analyzer_runner;
 pub mod auth;
@@ -24,6 +25,7 @@ pub mod linger;
 pub mod logging;
 pub mod recommend_backend;
 pub mod redact;
+pub mod report;
 pub mod routes;
 pub mod server;
 pub mod services;

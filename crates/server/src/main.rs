@@ -1,11 +1,12 @@
 //! The `attune` command: parses arguments and hands over to the library.
 
 use anyhow::Context;
-use attune_server::analyze_cmd::{self, AnalyzeArgs, AnalyzeSettings, Outcome};
+use attune_server::analyze_batch;
+use attune_server::analyze_cmd::{self, AnalyzeArgs, AnalyzeSettings, Mode, Outcome};
 use attune_server::commands::AccountChanges;
 use attune_server::config::{Config, ConfigLayer};
 use attune_server::{commands, logging, Scope, SqliteStore};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -46,9 +47,11 @@ enum Command {
         #[command(subcommand)]
         command: AccountsCommand,
     },
-    /// Analyze a media file here, exactly as a v2 upload job would, and print
-    /// a summary or the job's `result` JSON. Exit status: 0 analyzed, 1 file
-    /// refused or unreadable, 2 usage error.
+    /// Analyze media files here, exactly as a v2 upload job would: one file
+    /// prints a summary or the job's `result` JSON (and `--html` writes its
+    /// report); several files or a directory with `--out DIR` get one result
+    /// each and a summary CSV. Exit status: 0 analyzed, 1 a file refused or
+    /// unreadable, 2 usage error.
     Analyze(AnalyzeArgs),
 }
 
@@ -168,11 +171,36 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Analyze(args) => {
+            let mode = match args.mode() {
+                Ok(mode) => mode,
+                Err(message) => Cli::command()
+                    .error(clap::error::ErrorKind::ArgumentConflict, message)
+                    .exit(),
+            };
             let settings = AnalyzeSettings::from_config(&config);
             let mut stderr = std::io::stderr();
-            let outcome = analyze_cmd::analyze(&args, &settings, &mut stdout.lock(), &mut stderr)?;
-            if let Outcome::Refused(_) = outcome {
-                return Ok(ExitCode::FAILURE);
+            let outcome = match mode {
+                Mode::Single { file, html } => analyze_cmd::analyze(
+                    &args,
+                    &file,
+                    html.as_deref(),
+                    &settings,
+                    &mut stdout.lock(),
+                    &mut stderr,
+                )?,
+                Mode::Batch { out, html } => analyze_batch::analyze_batch(
+                    &args,
+                    &out,
+                    html,
+                    &settings,
+                    &mut stdout.lock(),
+                    &mut stderr,
+                )?,
+            };
+            match outcome {
+                Outcome::Refused(_) => return Ok(ExitCode::FAILURE),
+                Outcome::Batch { failed, .. } if failed > 0 => return Ok(ExitCode::FAILURE),
+                _ => {}
             }
         }
     }

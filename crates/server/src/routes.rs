@@ -70,6 +70,11 @@ const POST: &[Method] = &[Method::POST];
 /// The OpenAPI 3.1 document of these routes, served at `GET /openapi.json`.
 pub const OPENAPI_JSON: &str = include_str!("../openapi.json");
 
+/// The AsyncAPI 3.0 document of the WebSocket endpoints, served at
+/// `GET /asyncapi.json`; its schemas named like OpenAPI components are
+/// copies of them, kept identical by a test.
+pub const ASYNCAPI_JSON: &str = include_str!("../asyncapi.json");
+
 /// The endpoints this server answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Endpoint {
@@ -77,6 +82,8 @@ enum Endpoint {
     Healthz,
     /// `GET /openapi.json`: the OpenAPI document.
     OpenApi,
+    /// `GET /asyncapi.json`: the AsyncAPI document of the WebSocket endpoints.
+    AsyncApi,
     /// `POST /auth`: the retired key_id/key_secret exchange.
     LegacyAuth,
     /// `POST /v1/client_tokens`.
@@ -89,6 +96,9 @@ enum Endpoint {
     UploadV2,
     /// `GET /v2/upload/jobs/{job_id}`.
     Job,
+    /// `GET /v2/upload/jobs/{job_id}/report`: the job's HTML report (an
+    /// extension outside the interface).
+    JobReport,
     /// `GET /demo`: the browser demo page.
     DemoPage,
     /// `POST /demo/token`: a client token for the demo page.
@@ -156,6 +166,11 @@ pub const ROUTES: &[Route] = &[
         endpoint: Endpoint::OpenApi,
     },
     Route {
+        path: "/asyncapi.json",
+        methods: GET,
+        endpoint: Endpoint::AsyncApi,
+    },
+    Route {
         path: "/auth",
         methods: POST,
         endpoint: Endpoint::LegacyAuth,
@@ -184,6 +199,11 @@ pub const ROUTES: &[Route] = &[
         path: "/v2/upload/jobs/{job_id}",
         methods: GET,
         endpoint: Endpoint::Job,
+    },
+    Route {
+        path: "/v2/upload/jobs/{job_id}/report",
+        methods: GET,
+        endpoint: Endpoint::JobReport,
     },
     Route {
         path: "/demo",
@@ -385,7 +405,8 @@ impl App {
         }
         match route.endpoint {
             Endpoint::Healthz => Ok(healthz()),
-            Endpoint::OpenApi => Ok(openapi()),
+            Endpoint::OpenApi => Ok(document(OPENAPI_JSON)),
+            Endpoint::AsyncApi => Ok(document(ASYNCAPI_JSON)),
             Endpoint::LegacyAuth => Err(legacy_auth(request.into_body()).await),
             Endpoint::MintToken => client_tokens::mint(self, request).await,
             Endpoint::RevokeToken => client_tokens::revoke(self, request).await,
@@ -401,6 +422,11 @@ impl App {
                 let caller = self.admit(request.headers()).await?;
                 let job_id = param.unwrap_or_default().to_owned();
                 uploads::read_job(self, &caller, &job_id).await
+            }
+            Endpoint::JobReport => {
+                let caller = self.admit(request.headers()).await?;
+                let job_id = param.unwrap_or_default().to_owned();
+                crate::report::job_report(self, &caller, &job_id).await
             }
             Endpoint::DemoPage => Ok(demo::page(self)),
             Endpoint::DemoToken => demo::token(self, request).await,
@@ -455,9 +481,10 @@ fn healthz() -> Response<Body> {
     response
 }
 
-/// The document changes only with the binary, so caches may keep it a while.
-fn openapi() -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::from_static(OPENAPI_JSON.as_bytes())));
+/// A document that changes only with the binary, so caches may keep it a
+/// while.
+fn document(json: &'static str) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from_static(json.as_bytes())));
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert(

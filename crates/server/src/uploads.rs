@@ -345,6 +345,21 @@ pub(crate) async fn read_job(
     caller: &Caller,
     job_id: &str,
 ) -> Result<Response<Body>, HttpError> {
+    let record = readable_job(app, caller, job_id).await?;
+    Ok(json_response(
+        StatusCode::OK,
+        &envelope(&record, &app.docs_url),
+    ))
+}
+
+/// The job `job_id` if the caller may read it (the upload scope, its own
+/// account, not expired); `ih4021` for anything else, alike. Shared by the
+/// job route and its HTML report.
+pub(crate) async fn readable_job(
+    app: &App,
+    caller: &Caller,
+    job_id: &str,
+) -> Result<JobRecord, HttpError> {
     caller.principal.require_scope(Scope::Upload.as_str())?;
     if !is_job_id(job_id) {
         return Err(job_not_found());
@@ -360,10 +375,7 @@ pub(crate) async fn read_job(
             if record.account_id == caller.principal.account_id()
                 && caller.now < record.expires_at =>
         {
-            Ok(json_response(
-                StatusCode::OK,
-                &envelope(&record, &app.docs_url),
-            ))
+            Ok(record)
         }
         _ => Err(job_not_found()),
     }

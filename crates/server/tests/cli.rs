@@ -322,3 +322,102 @@ fn an_unreadable_file_fails_with_nothing_on_stdout() {
         stderr(&output)
     );
 }
+
+#[test]
+fn a_batch_over_a_directory_with_a_broken_file_reports_every_file() {
+    let input = tempfile::tempdir().unwrap();
+    for name in ["speech/hesitant.wav", "speech/two_voices.wav", "random.bin"] {
+        let from = fixture(name);
+        std::fs::copy(&from, input.path().join(from.file_name().unwrap())).unwrap();
+    }
+    let out = tempfile::tempdir().unwrap();
+    let output = run(&[
+        "analyze",
+        input.path().to_str().unwrap(),
+        "--model",
+        "inter-2-audio",
+        "--out",
+        out.path().to_str().unwrap(),
+        "--jobs",
+        "2",
+        "--html",
+    ]);
+    // The broken file fails the run, after the batch went on.
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("random.bin"),
+        "{}",
+        stderr(&output)
+    );
+
+    for good in ["hesitant.wav", "two_voices.wav"] {
+        let json: Value = serde_json::from_slice(
+            &std::fs::read(out.path().join(format!("{good}.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            json,
+            library_json(&format!("speech/{good}"), Model::Inter2Audio, ALL_SECTIONS)
+        );
+        let page = std::fs::read_to_string(out.path().join(format!("{good}.html"))).unwrap();
+        assert!(page.contains(good), "the report names its file");
+    }
+    let (_, refusal) = server_refusal("random.bin", Model::Inter2Audio);
+    let error: Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("random.bin.error.json")).unwrap())
+            .unwrap();
+    assert_eq!(error["error_id"], refusal["error_id"]);
+
+    let mut table = csv::Reader::from_path(out.path().join("summary.csv")).unwrap();
+    let header = table.headers().unwrap().clone();
+    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = table.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 3);
+    let files: Vec<&str> = rows.iter().map(|r| &r[column("file")]).collect();
+    assert!(
+        files[0].ends_with("hesitant.wav") && files[2].ends_with(".wav"),
+        "{files:?}"
+    );
+    for row in &rows {
+        let file = &row[column("file")];
+        if file.ends_with("random.bin") {
+            assert_eq!(&row[column("status")], "refused");
+            assert_eq!(
+                &row[column("error_id")],
+                refusal["error_id"].as_str().unwrap()
+            );
+            assert_eq!(
+                &row[column("error_message")],
+                refusal["message"].as_str().unwrap()
+            );
+        } else {
+            assert_eq!(&row[column("status")], "analyzed", "{row:?}");
+            let name = file.rsplit('/').next().unwrap();
+            let expected =
+                library_result(&format!("speech/{name}"), Model::Inter2Audio, ALL_SECTIONS);
+            let overall = expected.conversation_quality.unwrap().overall.unwrap();
+            assert_eq!(
+                row[column("quality_index")].parse::<f64>().unwrap(),
+                overall.quality_index
+            );
+            let detections: usize = expected.windows.iter().map(|w| w.signals.len()).sum();
+            assert_eq!(
+                row[column("signal_windows")].parse::<usize>().unwrap(),
+                detections
+            );
+            let shares: f64 = ["engaged_share", "neutral_share", "disengaged_share"]
+                .iter()
+                .map(|c| row[column(c)].parse::<f64>().unwrap())
+                .sum();
+            assert!((shares - 1.0).abs() < 1e-3, "{shares}");
+        }
+    }
+}
+
+#[test]
+fn several_files_without_out_is_a_usage_error() {
+    let a = fixture("speech/hesitant.wav");
+    let output = run(&["analyze", a.to_str().unwrap(), a.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("--out"), "{}", stderr(&output));
+}

@@ -1,6 +1,7 @@
 //! Integration tests: a real server on 127.0.0.1:0, spoken to over HTTP.
 
 mod analysis;
+mod asyncapi;
 mod common;
 mod conformance;
 mod demo;
@@ -12,6 +13,7 @@ mod limits;
 mod logs;
 mod openapi;
 mod realtime;
+mod report;
 mod restart;
 mod scopes;
 mod shutdown;

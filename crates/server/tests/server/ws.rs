@@ -32,6 +32,8 @@ pub struct Ws {
     pub correlation_id: Option<String>,
     /// The close frame, once read.
     pub closed: Option<(u16, String)>,
+    /// The path connected to, whose AsyncAPI channel every event is checked against.
+    path: String,
 }
 
 /// Connects to `path` (with its query) on `server`.
@@ -88,6 +90,7 @@ pub async fn connect_with(
         protocol: header("sec-websocket-protocol"),
         correlation_id: header("x-correlation-id"),
         closed: None,
+        path: path.to_owned(),
     }
 }
 
@@ -126,6 +129,7 @@ impl Ws {
                 Some(Ok(Message::Text(text))) => {
                     let value: Value = serde_json::from_str(&text).unwrap();
                     check_envelope(&value);
+                    crate::asyncapi::check_event(&self.path, &value);
                     return Some(value);
                 }
                 Some(Ok(Message::Close(frame))) => {

@@ -1,0 +1,122 @@
+//! `GET /v2/upload/jobs/{job_id}/report`: the HTML report of a job, read
+//! with the job's own credential and scope rules.
+
+use crate::common::{client, expect_error, json, poll_until_done, submit, url, Harness};
+use attune_core::ErrorCode;
+use attune_server::Scope;
+
+async fn get_report(
+    server: &attune_server::ServerHandle,
+    credential: Option<&str>,
+    job_id: &str,
+) -> reqwest::Response {
+    let request = client().get(url(server, &format!("/v2/upload/jobs/{job_id}/report")));
+    let request = match credential {
+        Some(credential) => request.bearer_auth(credential),
+        None => request,
+    };
+    request.send().await.unwrap()
+}
+
+#[tokio::test]
+async fn a_completed_job_has_its_report_and_only_its_account_reads_it() {
+    let harness = Harness::new().await;
+    let key = harness.key("acme", &Scope::ALL).await;
+    let other = harness.key("globex", &Scope::ALL).await;
+    let stream_only = harness.key("acme", &[Scope::Stream]).await;
+    let server = harness.start().await;
+    let submitted = json(
+        submit(
+            &server,
+            &key,
+            "inter-2",
+            &[("include[]", "conversation_quality_timeline")],
+        )
+        .await,
+    )
+    .await;
+    let job_id = submitted["job_id"].as_str().unwrap().to_owned();
+    let envelope = poll_until_done(&server, &key, &job_id).await;
+    assert_eq!(envelope["status"], "completed", "{envelope}");
+
+    let response = get_report(&server, Some(&key), &job_id).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.headers()["content-type"],
+        "text/html; charset=utf-8"
+    );
+    let page = response.text().await.unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"), "{page}");
+    assert!(page.contains(&job_id), "the page names its job");
+    // The scripted runner reports `interest` in the first window only.
+    assert_eq!(page.matches("class=\"signal-lane\"").count(), 1, "{page}");
+    assert!(page.contains("data-signal=\"interest\""), "{page}");
+    assert!(page.contains("leans in"), "the rationale is shown");
+    assert!(page.contains("inter-2"), "{page}");
+    assert!(!page.contains("<script"), "no scripts");
+    assert!(
+        !page.contains("http://") && !page.contains("https://www"),
+        "no network"
+    );
+
+    expect_error(
+        get_report(&server, Some(&other), &job_id).await,
+        404,
+        ErrorCode::Ih4021,
+    )
+    .await;
+    expect_error(
+        get_report(&server, Some(&stream_only), &job_id).await,
+        403,
+        ErrorCode::Ih2003,
+    )
+    .await;
+    expect_error(
+        get_report(&server, None, &job_id).await,
+        401,
+        ErrorCode::Ih2002,
+    )
+    .await;
+    expect_error(
+        get_report(&server, Some(&key), "not-a-job").await,
+        404,
+        ErrorCode::Ih4021,
+    )
+    .await;
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_running_job_answers_202_and_a_failed_one_its_error() {
+    let harness = Harness::new().await;
+    let key = harness.key("acme", &Scope::ALL).await;
+    let server = harness.start().await;
+    harness.runner.set(|script| script.hold = true);
+    let held = json(submit(&server, &key, "inter-2", &[]).await).await;
+    let held_id = held["job_id"].as_str().unwrap().to_owned();
+    harness.runner.wait_started(1).await;
+    let response = get_report(&server, Some(&key), &held_id).await;
+    assert_eq!(response.status(), 202);
+    assert_eq!(response.headers()["retry-after"], "5");
+    let page = response.text().await.unwrap();
+    assert!(page.contains("running"), "{page}");
+    harness.runner.release();
+    poll_until_done(&server, &key, &held_id).await;
+
+    harness.runner.set(|script| {
+        script.hold = false;
+        script.run_error = Some(attune_core::ServiceError::with_message(
+            ErrorCode::Ih5002,
+            "the file is corrupted",
+        ));
+    });
+    let failed = json(submit(&server, &key, "inter-2", &[]).await).await;
+    let failed_id = failed["job_id"].as_str().unwrap().to_owned();
+    poll_until_done(&server, &key, &failed_id).await;
+    let response = get_report(&server, Some(&key), &failed_id).await;
+    assert_eq!(response.status(), 200);
+    let page = response.text().await.unwrap();
+    assert!(page.contains("ih5002"), "{page}");
+    assert!(page.contains("the file is corrupted"), "{page}");
+    server.shutdown().await;
+}
