@@ -238,8 +238,7 @@ impl std::fmt::Debug for StoreUrl {
 fn store_url(url: Option<StoreUrl>) -> Result<Option<StoreUrl>, ConfigError> {
     match url {
         Some(url) if !crate::store::is_postgres_url(url.expose()) => Err(ConfigError::Invalid(
-            "store_url must be a PostgreSQL URL (`postgres://user:password@host:port/db`)"
-                .into(),
+            "store_url must be a PostgreSQL URL (`postgres://user:password@host:port/db`)".into(),
         )),
         other => Ok(other),
     }
@@ -780,5 +779,24 @@ mod tests {
         .to_string();
         assert!(error.contains("demo_api_key"), "{error}");
         assert!(!error.contains(token.expose()), "{error}");
+    }
+
+    #[test]
+    fn a_store_url_must_be_postgres_and_is_never_printed() {
+        let file = ConfigLayer::from_toml(
+            "store_url = \"postgres://attune:hunter2@db.internal:5432/attune\"",
+        )
+        .unwrap();
+        let config = Config::from_layer(file).unwrap();
+        let url = config.store_url.as_ref().unwrap();
+        assert_eq!(
+            url.expose(),
+            "postgres://attune:hunter2@db.internal:5432/attune"
+        );
+        assert!(!format!("{config:?}").contains("hunter2"));
+        let file = ConfigLayer::from_toml("store_url = \"mysql://x@y/z\"").unwrap();
+        let error = Config::from_layer(file).unwrap_err().to_string();
+        assert!(error.contains("store_url"), "{error}");
+        assert_eq!(Config::default().store_url, None);
     }
 }

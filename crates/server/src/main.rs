@@ -3,8 +3,8 @@
 use anyhow::Context;
 use attune_server::analyze_cmd::{self, AnalyzeArgs, AnalyzeSettings, Outcome};
 use attune_server::commands::AccountChanges;
-use attune_server::config::{Config, ConfigLayer};
 use attune_server::commands::AdminStore;
+use attune_server::config::{Config, ConfigLayer};
 use attune_server::{commands, logging, Scope};
 use clap::{Parser, Subcommand};
 use std::net::SocketAddr;

@@ -217,11 +217,7 @@ impl PgStore {
             Arc::clone(&store.instance_id),
             options.lease,
         ));
-        *store
-            .heartbeat
-            .0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = Some(handle);
+        *store.heartbeat.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle);
         Ok(store)
     }
 
@@ -482,7 +478,10 @@ impl KeyStore for PgStore {
                 )
                 .await?;
             client
-                .query_opt(&format!("SELECT {ACCOUNT_COLUMNS} WHERE name = $1"), &[&name])
+                .query_opt(
+                    &format!("SELECT {ACCOUNT_COLUMNS} WHERE name = $1"),
+                    &[&name],
+                )
                 .await?
                 .as_ref()
                 .map(account_record)
@@ -533,7 +532,10 @@ impl KeyStore for PgStore {
         Box::pin(async move {
             let client = self.pool.get().await?;
             client
-                .query(&format!("SELECT {KEY_COLUMNS} ORDER BY k.created_at, k.seq"), &[])
+                .query(
+                    &format!("SELECT {KEY_COLUMNS} ORDER BY k.created_at, k.seq"),
+                    &[],
+                )
                 .await?
                 .iter()
                 .map(key_record)

@@ -132,7 +132,8 @@ pub(super) async fn fail_jobs_of_dead_instances(
     let mut client = pool.get().await?;
     let tx = raw(&mut client).transaction().await?;
     let error = ServiceError::new(ErrorCode::Ih1004);
-    let count = fail_unfinished(&tx, Unfinished::OfDeadInstances { live, now }, &error, now).await?;
+    let count =
+        fail_unfinished(&tx, Unfinished::OfDeadInstances { live, now }, &error, now).await?;
     // Registrations whose jobs are all settled serve no one any more.
     tx.execute(
         "DELETE FROM instances i WHERE i.lease_expires_at <= $1 AND i.id <> $2 \
@@ -225,7 +226,8 @@ impl JobStore for PgStore {
         Box::pin(async move {
             let mut client = self.pool.get().await?;
             let tx = raw(&mut client).transaction().await?;
-            let changed = fail_unfinished(&tx, Unfinished::Job(id), error, at.unix_millis()).await?;
+            let changed =
+                fail_unfinished(&tx, Unfinished::Job(id), error, at.unix_millis()).await?;
             tx.commit().await?;
             Ok(changed == 1)
         })
