@@ -8,7 +8,8 @@ use crate::keys::Scope;
 use crate::server;
 use crate::services::Services;
 use crate::store::{
-    Account, AccountLimits, CreatedKey, KeyRecord, KeyStore, SqliteStore, StoreError,
+    Account, AccountLimits, CreatedKey, KeyRecord, KeyStore, PgStore, PgStoreOptions, SqliteStore,
+    StoreError,
 };
 use std::io::{self, Write};
 use std::sync::Arc;
@@ -56,9 +57,20 @@ pub async fn serve(config: Config, out: &mut (dyn Write + Send)) -> Result<(), C
     config
         .recommendation_service()
         .map_err(|e| CommandError::Config(e.to_string()))?;
-    let store = SqliteStore::open(&config.store_path).await?;
-    tracing::info!(path = %store.path().display(), "store opened");
-    if let Some(created) = bootstrap_dev_key(&store).await? {
+    let runner = production_runner(&config);
+    let (services, shared) = match &config.store_url {
+        None => {
+            let store = SqliteStore::open(&config.store_path).await?;
+            tracing::info!(path = %store.path().display(), "store opened");
+            (Services::new(store, runner), None)
+        }
+        Some(url) => {
+            let store = PgStore::open(url.expose(), PgStoreOptions::default()).await?;
+            tracing::info!(instance_id = store.instance_id(), "PostgreSQL store opened");
+            (Services::with_store(store.clone(), runner), Some(store))
+        }
+    };
+    if let Some(created) = bootstrap_dev_key(services.keys.as_ref()).await? {
         write_dev_key_notice(out, &created, &config.base_url)?;
     }
     let listener = TcpListener::bind(config.bind)
@@ -67,8 +79,68 @@ pub async fn serve(config: Config, out: &mut (dyn Write + Send)) -> Result<(), C
             addr: config.bind,
             source,
         })?;
-    let services = Services::new(store, production_runner(&config));
     server::run(listener, config, services, server::shutdown_signal()).await;
+    if let Some(store) = shared {
+        // The peers fail whatever this instance leaves unfinished at their
+        // next sweep instead of waiting for the lease to lapse.
+        if let Err(error) = store.deregister().await {
+            tracing::warn!(%error, "instance not deregistered; its lease will lapse");
+        }
+    }
+    Ok(())
+}
+
+/// The store `attune keys`, `attune accounts` and `attune migrate` work on:
+/// the PostgreSQL store when `store_url` is set, else the SQLite file.
+pub enum AdminStore {
+    /// The embedded file.
+    Sqlite(SqliteStore),
+    /// The shared store.
+    Postgres(PgStore),
+}
+
+impl AdminStore {
+    /// Opens (and migrates) the configured store.
+    pub async fn open(config: &Config) -> Result<AdminStore, CommandError> {
+        Ok(match &config.store_url {
+            None => AdminStore::Sqlite(SqliteStore::open(&config.store_path).await?),
+            Some(url) => {
+                AdminStore::Postgres(PgStore::open(url.expose(), PgStoreOptions::default()).await?)
+            }
+        })
+    }
+
+    /// The store as a key store.
+    pub fn keys(&self) -> &dyn KeyStore {
+        match self {
+            AdminStore::Sqlite(store) => store,
+            AdminStore::Postgres(store) => store,
+        }
+    }
+
+    /// Ends this process's registration on a shared store.
+    pub async fn close(self) {
+        if let AdminStore::Postgres(store) = self {
+            if let Err(error) = store.deregister().await {
+                tracing::warn!(%error, "instance not deregistered; its lease will lapse");
+            }
+        }
+    }
+}
+
+/// `attune migrate`: brings the configured store's schema up to date and
+/// says where it is, without serving.
+pub async fn migrate(config: &Config, out: &mut dyn Write) -> Result<(), CommandError> {
+    match &config.store_url {
+        None => {
+            let store = SqliteStore::open(&config.store_path).await?;
+            writeln!(out, "store {} is up to date", store.path().display())?;
+        }
+        Some(url) => {
+            let version = PgStore::migrate_only(url.expose()).await?;
+            writeln!(out, "PostgreSQL store is at schema version {version}")?;
+        }
+    }
     Ok(())
 }
 

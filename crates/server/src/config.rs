@@ -9,6 +9,7 @@
 //! | `ws_base_url` / `ATTUNE_WS_BASE_URL` | `base_url` with `http` -> `ws`, `https` -> `wss` |
 //! | `docs_url` / `ATTUNE_DOCS_URL` | `{base_url}/docs` |
 //! | `store_path` / `ATTUNE_STORE_PATH` | `./attune-data/attune.sqlite3` |
+//! | `store_url` / `ATTUNE_STORE_URL` | none: the SQLite file; `postgres://...` shares a PostgreSQL store between instances |
 //! | `max_connections` / `ATTUNE_MAX_CONNECTIONS` | `1024` |
 //! | `workers` / `ATTUNE_WORKERS` | the number of CPUs |
 //! | `max_jobs` / `ATTUNE_MAX_JOBS` | `64` (at least `workers`) |
@@ -60,6 +61,9 @@ pub struct Config {
     pub docs_url: String,
     /// The SQLite store file.
     pub store_path: PathBuf,
+    /// A PostgreSQL store (`postgres://...`), shared by every instance given
+    /// the same URL; when set, `store_path` is not used.
+    pub store_url: Option<StoreUrl>,
     /// Connections served at once; further clients wait to be accepted.
     pub max_connections: usize,
     /// Analysis workers.
@@ -153,6 +157,8 @@ pub struct ConfigLayer {
     pub docs_url: Option<String>,
     /// See [`Config::store_path`].
     pub store_path: Option<PathBuf>,
+    /// See [`Config::store_url`].
+    pub store_url: Option<StoreUrl>,
     /// See [`Config::max_connections`].
     pub max_connections: Option<usize>,
     /// See [`Config::workers`].
@@ -220,6 +226,40 @@ impl std::fmt::Debug for DemoApiKey {
     }
 }
 
+/// A PostgreSQL store URL as configured (`store_url`). It may carry a
+/// password, so `Debug` prints a placeholder.
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct StoreUrl(String);
+
+impl StoreUrl {
+    /// The URL, for the one place that connects with it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for StoreUrl {
+    fn from(url: String) -> StoreUrl {
+        StoreUrl(url)
+    }
+}
+
+impl std::fmt::Debug for StoreUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(crate::redact::REDACTED)
+    }
+}
+
+fn store_url(url: Option<StoreUrl>) -> Result<Option<StoreUrl>, ConfigError> {
+    match url {
+        Some(url) if !crate::store::is_postgres_url(url.expose()) => Err(ConfigError::Invalid(
+            "store_url must be a PostgreSQL URL (`postgres://user:password@host:port/db`)".into(),
+        )),
+        other => Ok(other),
+    }
+}
+
 /// Default listening address.
 pub const DEFAULT_BIND: &str = "127.0.0.1:8080";
 /// Default store file.
@@ -280,6 +320,7 @@ impl ConfigLayer {
                 "WS_BASE_URL" => layer.ws_base_url = Some(value.to_owned()),
                 "DOCS_URL" => layer.docs_url = Some(value.to_owned()),
                 "STORE_PATH" => layer.store_path = Some(PathBuf::from(value)),
+                "STORE_URL" => layer.store_url = Some(StoreUrl(value.to_owned())),
                 "MAX_CONNECTIONS" => layer.max_connections = Some(parse(&name, value)?),
                 "WORKERS" => layer.workers = Some(parse(&name, value)?),
                 "MAX_JOBS" => layer.max_jobs = Some(parse(&name, value)?),
@@ -346,6 +387,7 @@ impl ConfigLayer {
             ws_base_url: over.ws_base_url.or(self.ws_base_url),
             docs_url: over.docs_url.or(self.docs_url),
             store_path: over.store_path.or(self.store_path),
+            store_url: over.store_url.or(self.store_url),
             max_connections: over.max_connections.or(self.max_connections),
             workers: over.workers.or(self.workers),
             max_jobs: over.max_jobs.or(self.max_jobs),
@@ -506,6 +548,7 @@ impl Config {
             store_path: layer
                 .store_path
                 .unwrap_or_else(|| PathBuf::from(DEFAULT_STORE_PATH)),
+            store_url: store_url(layer.store_url)?,
             max_connections: at_least_one(
                 "max_connections",
                 layer.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS),
@@ -832,5 +875,24 @@ mod tests {
         .to_string();
         assert!(error.contains("demo_api_key"), "{error}");
         assert!(!error.contains(token.expose()), "{error}");
+    }
+
+    #[test]
+    fn a_store_url_must_be_postgres_and_is_never_printed() {
+        let file = ConfigLayer::from_toml(
+            "store_url = \"postgres://attune:hunter2@db.internal:5432/attune\"",
+        )
+        .unwrap();
+        let config = Config::from_layer(file).unwrap();
+        let url = config.store_url.as_ref().unwrap();
+        assert_eq!(
+            url.expose(),
+            "postgres://attune:hunter2@db.internal:5432/attune"
+        );
+        assert!(!format!("{config:?}").contains("hunter2"));
+        let file = ConfigLayer::from_toml("store_url = \"mysql://x@y/z\"").unwrap();
+        let error = Config::from_layer(file).unwrap_err().to_string();
+        assert!(error.contains("store_url"), "{error}");
+        assert_eq!(Config::default().store_url, None);
     }
 }

@@ -4,8 +4,9 @@ use anyhow::Context;
 use attune_server::analyze_batch;
 use attune_server::analyze_cmd::{self, AnalyzeArgs, AnalyzeSettings, Mode, Outcome};
 use attune_server::commands::AccountChanges;
+use attune_server::commands::AdminStore;
 use attune_server::config::{Config, ConfigLayer};
-use attune_server::{commands, logging, Scope, SqliteStore};
+use attune_server::{commands, logging, Scope};
 use clap::{CommandFactory, Parser, Subcommand};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -47,6 +48,9 @@ enum Command {
         #[command(subcommand)]
         command: AccountsCommand,
     },
+    /// Apply the store's pending schema migrations (SQLite file, or the
+    /// PostgreSQL store when `store_url` / `ATTUNE_STORE_URL` is set) and exit.
+    Migrate,
     /// Analyze media files here, exactly as a v2 upload job would: one file
     /// prints a summary or the job's `result` JSON (and `--html` writes its
     /// report); several files or a directory with `--out DIR` get one result
@@ -123,33 +127,37 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Keys { store, .. } | Command::Accounts { store, .. } => {
             overrides.store_path = store.clone();
         }
-        Command::Analyze(_) => {}
+        Command::Analyze(_) | Command::Migrate => {}
     }
     let config = Config::load(cli.config.as_deref(), std::env::vars_os(), overrides)?;
 
     let mut stdout = std::io::stdout();
     match cli.command {
         Command::Serve { .. } => commands::serve(config, &mut stdout).await?,
+        Command::Migrate => commands::migrate(&config, &mut stdout).await?,
         Command::Keys { command, .. } => {
-            let store = SqliteStore::open(&config.store_path)
+            let opened = AdminStore::open(&config)
                 .await
-                .with_context(|| format!("opening {}", config.store_path.display()))?;
+                .with_context(|| store_name(&config))?;
+            let store = opened.keys();
             match command {
                 KeysCommand::Create { account, scopes } => {
                     let mut stderr = std::io::stderr();
-                    commands::keys_create(&store, &account, &scopes, &mut stdout, &mut stderr)
+                    commands::keys_create(store, &account, &scopes, &mut stdout, &mut stderr)
                         .await?;
                 }
-                KeysCommand::List => commands::keys_list(&store, &mut stdout).await?,
+                KeysCommand::List => commands::keys_list(store, &mut stdout).await?,
                 KeysCommand::Revoke { id } => {
-                    commands::keys_revoke(&store, &id, &mut stdout).await?;
+                    commands::keys_revoke(store, &id, &mut stdout).await?;
                 }
             }
+            opened.close().await;
         }
         Command::Accounts { command, .. } => {
-            let store = SqliteStore::open(&config.store_path)
+            let opened = AdminStore::open(&config)
                 .await
-                .with_context(|| format!("opening {}", config.store_path.display()))?;
+                .with_context(|| store_name(&config))?;
+            let store = opened.keys();
             match command {
                 AccountsCommand::Set {
                     account,
@@ -166,9 +174,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         analysis_quota_seconds,
                         daily_quota_seconds,
                     };
-                    commands::accounts_set(&store, &account, changes, &mut stdout).await?;
+                    commands::accounts_set(store, &account, changes, &mut stdout).await?;
                 }
             }
+            opened.close().await;
         }
         Command::Analyze(args) => {
             let mode = match args.mode() {
@@ -205,4 +214,13 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What "opening the store" failed on, for the error message: never the URL,
+/// which may carry a password.
+fn store_name(config: &Config) -> String {
+    match &config.store_url {
+        None => format!("opening {}", config.store_path.display()),
+        Some(_) => "opening the PostgreSQL store (store_url)".to_owned(),
+    }
 }

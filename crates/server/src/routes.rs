@@ -80,6 +80,8 @@ pub const ASYNCAPI_JSON: &str = include_str!("../asyncapi.json");
 enum Endpoint {
     /// `GET /healthz`: liveness for load balancers and orchestrators.
     Healthz,
+    /// `GET /readyz`: readiness (store reachable, not draining).
+    Readyz,
     /// `GET /openapi.json`: the OpenAPI document.
     OpenApi,
     /// `GET /asyncapi.json`: the AsyncAPI document of the WebSocket endpoints.
@@ -159,6 +161,11 @@ pub const ROUTES: &[Route] = &[
         path: "/healthz",
         methods: GET,
         endpoint: Endpoint::Healthz,
+    },
+    Route {
+        path: "/readyz",
+        methods: GET,
+        endpoint: Endpoint::Readyz,
     },
     Route {
         path: "/openapi.json",
@@ -252,6 +259,9 @@ pub(crate) struct App {
     pub(crate) streams: Arc<Streams>,
     /// The browser demo's key and origin (see [`App::with_demo`]).
     pub(crate) demo: demo::DemoSettings,
+    /// Set when shutdown begins, so `/readyz` tells the load balancer to
+    /// send new work elsewhere while requests in flight finish.
+    pub(crate) draining: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for App {
@@ -280,6 +290,7 @@ impl App {
             pool,
             streams,
             demo: demo::DemoSettings::disabled(),
+            draining: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -405,6 +416,7 @@ impl App {
         }
         match route.endpoint {
             Endpoint::Healthz => Ok(healthz()),
+            Endpoint::Readyz => Ok(self.readyz().await),
             Endpoint::OpenApi => Ok(document(OPENAPI_JSON)),
             Endpoint::AsyncApi => Ok(document(ASYNCAPI_JSON)),
             Endpoint::LegacyAuth => Err(legacy_auth(request.into_body()).await),
@@ -479,6 +491,31 @@ fn healthz() -> Response<Body> {
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
+}
+
+impl App {
+    /// `GET /readyz`: 200 while this instance should get new work; 503 when
+    /// it is draining or its store does not answer.
+    async fn readyz(&self) -> Response<Body> {
+        let (status, body): (_, &'static [u8]) =
+            if self.draining.load(std::sync::atomic::Ordering::Relaxed) {
+                (StatusCode::SERVICE_UNAVAILABLE, br#"{"status":"draining"}"#)
+            } else if let Err(error) = self.services.keys.ping().await {
+                tracing::warn!(%error, "readiness: the store does not answer");
+                (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    br#"{"status":"store_unavailable"}"#,
+                )
+            } else {
+                (StatusCode::OK, br#"{"status":"ready"}"#)
+            };
+        let mut response = Response::new(Full::new(Bytes::from_static(body)));
+        *response.status_mut() = status;
+        let headers = response.headers_mut();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        response
+    }
 }
 
 /// A document that changes only with the binary, so caches may keep it a

@@ -122,6 +122,8 @@ pub async fn run(listener: TcpListener, config: Config, services: Services, shut
     }
 
     let app = Arc::clone(&server.app);
+    app.draining
+        .store(true, std::sync::atomic::Ordering::Relaxed);
     let Listener {
         listener,
         notify_shutdown,

@@ -5,6 +5,10 @@
 use crate::clock::{Clock, SystemClock};
 use crate::jobs::JobRunner;
 use crate::store::{JobStore, KeyStore, SqliteStore, TokenStore, UsageStore};
+
+/// A store that is every store at once, as both built-in ones are.
+pub trait AllStores: KeyStore + TokenStore + UsageStore + JobStore + 'static {}
+impl<T: KeyStore + TokenStore + UsageStore + JobStore + 'static> AllStores for T {}
 use std::sync::Arc;
 
 /// The collaborators of a server.
@@ -36,6 +40,12 @@ impl Services {
     /// Every store in one SQLite database, `runner` for analysis and the
     /// system clock.
     pub fn new(store: SqliteStore, runner: Arc<dyn JobRunner>) -> Services {
+        Services::with_store(store, runner)
+    }
+
+    /// Every store in `store` (SQLite or PostgreSQL), `runner` for analysis
+    /// and the system clock.
+    pub fn with_store(store: impl AllStores, runner: Arc<dyn JobRunner>) -> Services {
         let store = Arc::new(store);
         Services {
             keys: store.clone(),

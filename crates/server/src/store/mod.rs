@@ -4,6 +4,9 @@
 //! interchangeable.
 
 mod jobs;
+mod postgres;
+mod postgres_jobs;
+mod postgres_tokens;
 mod sqlite;
 mod sqlite_jobs;
 mod sqlite_tokens;
@@ -11,6 +14,7 @@ mod tokens;
 mod usage;
 
 pub use jobs::{JobRecord, JobStore, NewJob};
+pub use postgres::{is_postgres_url, PgStore, PgStoreOptions};
 pub use sqlite::SqliteStore;
 pub use tokens::{BudgetOutcome, NewToken, TokenCaps, TokenRecord, TokenStore};
 pub use usage::{QuotaOutcome, Usage, UsageStore};
@@ -199,6 +203,12 @@ pub trait KeyStore: Send + Sync {
 
     /// The account with id `account_id`.
     fn account(&self, account_id: i64) -> StoreFuture<'_, Option<Account>>;
+
+    /// Answers once the store has shown it can serve a query: what `/readyz`
+    /// asks. The default counts keys; stores with a cheaper probe override it.
+    fn ping(&self) -> StoreFuture<'_, ()> {
+        Box::pin(async move { self.key_count().await.map(drop) })
+    }
 
     /// Sets an account's subscription flag and limits, answering the updated
     /// account.

@@ -425,7 +425,15 @@ async fn operations_routes_answer_as_documented() {
         )
         .await;
     assert_eq!((status, body), (200, json!({"status": "ok"})));
-    for path in ["/healthz", "/openapi.json"] {
+    let (status, body) = contract
+        .check(
+            "get",
+            "/readyz",
+            client.get(url(&server, "/readyz")).send().await.unwrap(),
+        )
+        .await;
+    assert_eq!((status, body), (200, json!({"status": "ready"})));
+    for path in ["/healthz", "/readyz", "/openapi.json"] {
         let (status, _) = contract
             .check(
                 "head",

@@ -1,0 +1,758 @@
+//! The shared store for several instances: PostgreSQL through a connection
+//! pool, schema migrated on open, each instance holding a lease on the jobs
+//! it runs.
+//!
+//! Every instance registers itself in `instances` with a lease it renews
+//! every third of [`PgStoreOptions::lease`]. Jobs record the instance that
+//! accepted them. An instance killed outright stops renewing; once its lease
+//! lapses, the next sweep by any live instance fails its unfinished jobs with
+//! `ih1004`, as a restart does on the embedded store.
+
+use super::{
+    Account, AccountLimits, CreatedKey, KeyRecord, KeyStatus, KeyStore, QuotaOutcome, StoreError,
+    StoreFuture, Usage, UsageStore,
+};
+use crate::ids::{hex, random_bytes};
+use crate::keys::{ApiKey, KeyHash, Scope};
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+use time::{Date, OffsetDateTime};
+use tokio_postgres::config::SslMode;
+use tokio_postgres::{Client, GenericClient, Row};
+
+/// Schema steps in order; `attune_schema.version` records how many were
+/// applied. Never edit a step that has shipped: append a new one. Times are
+/// Unix seconds for accounts and keys and Unix milliseconds for tokens and
+/// jobs, as in the embedded store.
+const MIGRATIONS: &[&str] = &[
+    // 1: everything the embedded store has after its step 2, plus instance
+    // leases and the owner of each job.
+    "CREATE TABLE accounts (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        subscription_active BOOLEAN NOT NULL,
+        requests_per_minute BIGINT NOT NULL,
+        concurrent_requests BIGINT NOT NULL,
+        analysis_quota_seconds BIGINT NOT NULL,
+        daily_quota_seconds BIGINT NOT NULL,
+        analysis_seconds_used DOUBLE PRECISION NOT NULL DEFAULT 0,
+        created_at BIGINT NOT NULL
+    );
+    CREATE TABLE api_keys (
+        seq BIGINT GENERATED ALWAYS AS IDENTITY,
+        id TEXT PRIMARY KEY,
+        account_id BIGINT NOT NULL REFERENCES accounts(id),
+        display_prefix TEXT NOT NULL,
+        key_hash BYTEA NOT NULL UNIQUE,
+        scopes TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('active', 'revoked')),
+        created_at BIGINT NOT NULL,
+        revoked_at BIGINT
+    );
+    CREATE TABLE daily_usage (
+        account_id BIGINT NOT NULL REFERENCES accounts(id),
+        day TEXT NOT NULL,
+        seconds DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (account_id, day)
+    );
+    CREATE TABLE client_tokens (
+        id TEXT PRIMARY KEY,
+        token_hash BYTEA NOT NULL UNIQUE,
+        account_id BIGINT NOT NULL REFERENCES accounts(id),
+        key_id TEXT NOT NULL REFERENCES api_keys(id),
+        scopes TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        revoked_at BIGINT,
+        max_duration_seconds BIGINT,
+        max_bytes BIGINT,
+        max_concurrent BIGINT NOT NULL,
+        max_video_seconds DOUBLE PRECISION,
+        allowed_origins TEXT,
+        video_seconds_used DOUBLE PRECISION NOT NULL DEFAULT 0
+    );
+    CREATE TABLE instances (
+        id TEXT PRIMARY KEY,
+        started_at BIGINT NOT NULL,
+        lease_expires_at BIGINT NOT NULL
+    );
+    CREATE TABLE jobs (
+        id TEXT PRIMARY KEY,
+        account_id BIGINT NOT NULL REFERENCES accounts(id),
+        model TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'completed', 'failed')),
+        correlation_id TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        result TEXT,
+        error_code TEXT,
+        error_message TEXT,
+        billed_seconds DOUBLE PRECISION NOT NULL,
+        billed_day TEXT NOT NULL,
+        token_id TEXT,
+        instance_id TEXT
+    );
+    CREATE INDEX jobs_unfinished ON jobs(instance_id) WHERE status IN ('queued', 'running');
+    CREATE INDEX jobs_expires_at ON jobs(expires_at);",
+];
+
+/// Any constant: the advisory lock taken while migrating, so instances
+/// starting together apply each step once.
+const MIGRATION_LOCK: i64 = 0x6174_7475_6e65;
+
+const KEY_COLUMNS: &str = "k.id, k.account_id, a.name, k.display_prefix, k.scopes, k.status, \
+     k.created_at, k.revoked_at FROM api_keys k JOIN accounts a ON a.id = k.account_id";
+
+const ACCOUNT_COLUMNS: &str = "id, name, subscription_active, requests_per_minute, \
+     concurrent_requests, analysis_quota_seconds, daily_quota_seconds FROM accounts";
+
+/// How a [`PgStore`] is set up beyond its URL.
+#[derive(Debug, Clone)]
+pub struct PgStoreOptions {
+    /// Connections kept in the pool.
+    pub pool_size: usize,
+    /// How long an instance's claim on its jobs lasts without renewal: the
+    /// longest an instance killed outright leaves its jobs unfinished.
+    pub lease: Duration,
+}
+
+impl Default for PgStoreOptions {
+    /// 16 connections; a 30-second lease.
+    fn default() -> Self {
+        PgStoreOptions {
+            pool_size: 16,
+            lease: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The PostgreSQL store. Cloning shares the pool and the instance's lease.
+#[derive(Clone)]
+pub struct PgStore {
+    pub(super) pool: Pool,
+    /// This instance's id in `instances` and on the jobs it accepts.
+    pub(super) instance_id: Arc<str>,
+    /// Renews the lease and sweeps dead instances' jobs; stopped when the
+    /// last clone is dropped.
+    heartbeat: Arc<Heartbeat>,
+    lease: Duration,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The URL may carry a password: never printed.
+        f.debug_struct("PgStore")
+            .field("instance_id", &self.instance_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The renewal task, aborted on drop.
+struct Heartbeat(std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>);
+
+impl Drop for Heartbeat {
+    fn drop(&mut self) {
+        let handle = self.0.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(handle) = handle {
+            handle.abort();
+        }
+    }
+}
+
+fn unavailable(error: impl std::error::Error + Send + Sync + 'static) -> StoreError {
+    StoreError::Unavailable(Box::new(error))
+}
+
+impl From<tokio_postgres::Error> for StoreError {
+    fn from(error: tokio_postgres::Error) -> Self {
+        unavailable(error)
+    }
+}
+
+impl From<deadpool_postgres::PoolError> for StoreError {
+    fn from(error: deadpool_postgres::PoolError) -> Self {
+        unavailable(error)
+    }
+}
+
+/// Whether `url` names a PostgreSQL store rather than a SQLite file.
+pub fn is_postgres_url(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
+}
+
+/// TLS for connections whose URL says `sslmode=require`: rustls with the
+/// bundled Mozilla roots, like the recommendation backend's client.
+fn tls() -> tokio_postgres_rustls::MakeRustlsConnect {
+    let roots = rustls::RootCertStore::from_iter(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("ring supports the default protocol versions")
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    tokio_postgres_rustls::MakeRustlsConnect::new(config)
+}
+
+impl PgStore {
+    /// Connects to `url` (`postgres://user:password@host:port/db`, with
+    /// `?sslmode=require` for TLS), applies missing migrations and registers
+    /// this instance.
+    pub async fn open(url: &str, options: PgStoreOptions) -> Result<PgStore, StoreError> {
+        let pool = pool(url, options.pool_size)?;
+        migrate(&pool).await?;
+        let instance_id: Arc<str> = format!("inst_{}", hex(&random_bytes::<8>())).into();
+        let store = PgStore {
+            pool,
+            instance_id,
+            heartbeat: Arc::new(Heartbeat(std::sync::Mutex::new(None))),
+            lease: options.lease,
+        };
+        store.renew_lease().await?;
+        let handle = tokio::spawn(heartbeat(
+            store.pool.clone(),
+            Arc::clone(&store.instance_id),
+            options.lease,
+        ));
+        *store.heartbeat.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle);
+        Ok(store)
+    }
+
+    /// Connects and applies missing migrations, nothing else: what
+    /// `attune migrate` does. Answers the schema version now in force.
+    pub async fn migrate_only(url: &str) -> Result<usize, StoreError> {
+        let pool = pool(url, 1)?;
+        migrate(&pool).await?;
+        Ok(MIGRATIONS.len())
+    }
+
+    /// This instance's id, as recorded on the jobs it accepts.
+    pub fn instance_id(&self) -> &str {
+        &self.instance_id
+    }
+
+    /// Stops renewing the lease and removes this instance's registration, so
+    /// the other instances fail its unfinished jobs at their next sweep.
+    /// Called at a graceful shutdown once nothing more will run here.
+    pub async fn deregister(&self) -> Result<(), StoreError> {
+        if let Some(handle) = self
+            .heartbeat
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            handle.abort();
+        }
+        let client = self.pool.get().await?;
+        client
+            .execute(
+                "DELETE FROM instances WHERE id = $1",
+                &[&&*self.instance_id],
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Stops renewing the lease without deregistering, as a killed process
+    /// would: for tests of lease expiry.
+    pub fn stop_heartbeat(&self) {
+        if let Some(handle) = self
+            .heartbeat
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            handle.abort();
+        }
+    }
+
+    async fn renew_lease(&self) -> Result<(), StoreError> {
+        renew(&self.pool, &self.instance_id, self.lease).await
+    }
+}
+
+fn pool(url: &str, size: usize) -> Result<Pool, StoreError> {
+    let mut config = tokio_postgres::Config::from_str(url)
+        .map_err(|e| StoreError::Unavailable(format!("invalid store URL: {e}").into()))?;
+    // TLS only when asked for: `prefer` (the driver's default) would try TLS
+    // against servers with certificates no public root vouches for, and fail
+    // where libpq would have connected.
+    if config.get_ssl_mode() != SslMode::Require {
+        config.ssl_mode(SslMode::Disable);
+    }
+    config.application_name("attune");
+    let manager = Manager::from_config(
+        config,
+        tls(),
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    Pool::builder(manager)
+        .max_size(size.max(1))
+        .runtime(deadpool_postgres::Runtime::Tokio1)
+        .wait_timeout(Some(Duration::from_secs(10)))
+        .create_timeout(Some(Duration::from_secs(10)))
+        .build()
+        .map_err(|e| StoreError::Unavailable(format!("cannot build the pool: {e}").into()))
+}
+
+async fn migrate(pool: &Pool) -> Result<(), StoreError> {
+    let mut client = pool.get().await?;
+    let tx = raw(&mut client).transaction().await?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .await?;
+    tx.batch_execute("CREATE TABLE IF NOT EXISTS attune_schema (version BIGINT NOT NULL)")
+        .await?;
+    let applied: Option<i64> = tx
+        .query_opt("SELECT version FROM attune_schema", &[])
+        .await?
+        .map(|row| row.get(0));
+    if applied.is_none() {
+        tx.execute("INSERT INTO attune_schema (version) VALUES (0)", &[])
+            .await?;
+    }
+    let applied = usize::try_from(applied.unwrap_or(0)).unwrap_or(usize::MAX);
+    if applied > MIGRATIONS.len() {
+        return Err(StoreError::Incompatible(format!(
+            "schema version {applied} is newer than this build's {}",
+            MIGRATIONS.len()
+        )));
+    }
+    for step in &MIGRATIONS[applied..] {
+        tx.batch_execute(step).await?;
+    }
+    tx.execute(
+        "UPDATE attune_schema SET version = $1",
+        &[&(MIGRATIONS.len() as i64)],
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+pub(super) fn now_millis() -> i64 {
+    attune_core::wire::Timestamp::now().unix_millis()
+}
+
+async fn renew(pool: &Pool, instance_id: &str, lease: Duration) -> Result<(), StoreError> {
+    let now = now_millis();
+    let until = now.saturating_add(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX));
+    let client = pool.get().await?;
+    client
+        .execute(
+            "INSERT INTO instances (id, started_at, lease_expires_at) VALUES ($1, $2, $3) \
+             ON CONFLICT (id) DO UPDATE SET lease_expires_at = excluded.lease_expires_at",
+            &[&instance_id, &now, &until],
+        )
+        .await?;
+    Ok(())
+}
+
+/// Renews the lease every third of its length and fails the jobs of
+/// instances whose lease lapsed.
+async fn heartbeat(pool: Pool, instance_id: Arc<str>, lease: Duration) {
+    let mut ticks = tokio::time::interval((lease / 3).max(Duration::from_millis(100)));
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        if let Err(error) = renew(&pool, &instance_id, lease).await {
+            tracing::error!(%error, "store lease not renewed");
+            continue;
+        }
+        match super::postgres_jobs::fail_jobs_of_dead_instances(&pool, &instance_id, now_millis())
+            .await
+        {
+            Ok(0) => {}
+            Ok(count) => tracing::warn!(count, "jobs of an instance whose lease lapsed failed"),
+            Err(error) => tracing::error!(%error, "dead instances' jobs not swept"),
+        }
+    }
+}
+
+fn datetime(seconds: i64) -> Result<OffsetDateTime, StoreError> {
+    OffsetDateTime::from_unix_timestamp(seconds)
+        .map_err(|_| StoreError::Incompatible(format!("timestamp {seconds} out of range")))
+}
+
+use super::sqlite::{day_key, from_sql_int, join_scopes, now_seconds, split_scopes, to_sql_int};
+
+fn key_record(row: &Row) -> Result<KeyRecord, StoreError> {
+    let status: String = row.try_get(5)?;
+    let status = match status.as_str() {
+        "active" => KeyStatus::Active,
+        "revoked" => KeyStatus::Revoked,
+        other => {
+            return Err(StoreError::Incompatible(format!(
+                "unknown key status `{other}`"
+            )))
+        }
+    };
+    let scopes: String = row.try_get(4)?;
+    Ok(KeyRecord {
+        id: row.try_get(0)?,
+        account_id: row.try_get(1)?,
+        account_name: row.try_get(2)?,
+        display_prefix: row.try_get(3)?,
+        scopes: split_scopes(&scopes)?,
+        status,
+        created_at: datetime(row.try_get(6)?)?,
+        revoked_at: row
+            .try_get::<_, Option<i64>>(7)?
+            .map(datetime)
+            .transpose()?,
+    })
+}
+
+fn account_record(row: &Row) -> Result<Account, StoreError> {
+    Ok(Account {
+        id: row.try_get(0)?,
+        name: row.try_get(1)?,
+        subscription_active: row.try_get(2)?,
+        limits: AccountLimits {
+            requests_per_minute: from_sql_int(row.try_get(3)?, "requests_per_minute")?,
+            concurrent_requests: from_sql_int(row.try_get(4)?, "concurrent_requests")?,
+            analysis_quota_seconds: from_sql_int(row.try_get(5)?, "analysis_quota_seconds")?,
+            daily_quota_seconds: from_sql_int(row.try_get(6)?, "daily_quota_seconds")?,
+        },
+    })
+}
+
+async fn key_by_id(
+    client: &impl GenericClient,
+    key_id: &str,
+) -> Result<Option<KeyRecord>, StoreError> {
+    client
+        .query_opt(&format!("SELECT {KEY_COLUMNS} WHERE k.id = $1"), &[&key_id])
+        .await?
+        .as_ref()
+        .map(key_record)
+        .transpose()
+}
+
+pub(super) async fn account_by_id(
+    client: &impl GenericClient,
+    id: i64,
+) -> Result<Option<Account>, StoreError> {
+    client
+        .query_opt(&format!("SELECT {ACCOUNT_COLUMNS} WHERE id = $1"), &[&id])
+        .await?
+        .as_ref()
+        .map(account_record)
+        .transpose()
+}
+
+fn limit_params(limits: &AccountLimits) -> [i64; 4] {
+    [
+        i64::from(limits.requests_per_minute),
+        i64::from(limits.concurrent_requests),
+        to_sql_int(limits.analysis_quota_seconds),
+        to_sql_int(limits.daily_quota_seconds),
+    ]
+}
+
+impl KeyStore for PgStore {
+    fn ensure_account<'a>(
+        &'a self,
+        name: &'a str,
+        limits: AccountLimits,
+    ) -> StoreFuture<'a, Account> {
+        Box::pin(async move {
+            if !Account::is_valid_name(name) {
+                return Err(StoreError::InvalidAccountName(name.to_owned()));
+            }
+            let client = self.pool.get().await?;
+            let [rpm, concurrent, quota, daily] = limit_params(&limits);
+            client
+                .execute(
+                    "INSERT INTO accounts (name, subscription_active, requests_per_minute, \
+                     concurrent_requests, analysis_quota_seconds, daily_quota_seconds, \
+                     created_at) VALUES ($1, TRUE, $2, $3, $4, $5, $6) \
+                     ON CONFLICT (name) DO NOTHING",
+                    &[&name, &rpm, &concurrent, &quota, &daily, &now_seconds()],
+                )
+                .await?;
+            client
+                .query_opt(
+                    &format!("SELECT {ACCOUNT_COLUMNS} WHERE name = $1"),
+                    &[&name],
+                )
+                .await?
+                .as_ref()
+                .map(account_record)
+                .transpose()?
+                .ok_or_else(|| {
+                    StoreError::Incompatible(format!("account `{name}` vanished after insert"))
+                })
+        })
+    }
+
+    fn create_key<'a>(
+        &'a self,
+        account_id: i64,
+        scopes: &'a [Scope],
+    ) -> StoreFuture<'a, CreatedKey> {
+        let mut scopes = scopes.to_vec();
+        scopes.sort();
+        scopes.dedup();
+        Box::pin(async move {
+            let key = ApiKey::generate();
+            let key_id = format!("key_{}", hex(&random_bytes::<8>()));
+            let client = self.pool.get().await?;
+            if account_by_id(&**client, account_id).await?.is_none() {
+                return Err(StoreError::UnknownAccount(account_id));
+            }
+            client
+                .execute(
+                    "INSERT INTO api_keys (id, account_id, display_prefix, key_hash, scopes, \
+                     status, created_at) VALUES ($1, $2, $3, $4, $5, 'active', $6)",
+                    &[
+                        &key_id,
+                        &account_id,
+                        &key.display_prefix(),
+                        &key.hash().as_bytes().as_slice(),
+                        &join_scopes(&scopes),
+                        &now_seconds(),
+                    ],
+                )
+                .await?;
+            let record = key_by_id(&**client, &key_id).await?.ok_or_else(|| {
+                StoreError::Incompatible(format!("key `{key_id}` vanished after insert"))
+            })?;
+            Ok(CreatedKey { record, key })
+        })
+    }
+
+    fn list_keys(&self) -> StoreFuture<'_, Vec<KeyRecord>> {
+        Box::pin(async move {
+            let client = self.pool.get().await?;
+            client
+                .query(
+                    &format!("SELECT {KEY_COLUMNS} ORDER BY k.created_at, k.seq"),
+                    &[],
+                )
+                .await?
+                .iter()
+                .map(key_record)
+                .collect()
+        })
+    }
+
+    fn revoke_key<'a>(&'a self, key_id: &'a str) -> StoreFuture<'a, KeyRecord> {
+        Box::pin(async move {
+            let client = self.pool.get().await?;
+            client
+                .execute(
+                    "UPDATE api_keys SET status = 'revoked', revoked_at = $2 \
+                     WHERE id = $1 AND status <> 'revoked'",
+                    &[&key_id, &now_seconds()],
+                )
+                .await?;
+            key_by_id(&**client, key_id)
+                .await?
+                .ok_or_else(|| StoreError::UnknownKey(key_id.to_owned()))
+        })
+    }
+
+    fn find_key(&self, hash: KeyHash) -> StoreFuture<'_, Option<KeyRecord>> {
+        Box::pin(async move {
+            let client = self.pool.get().await?;
+            client
+                .query_opt(
+                    &format!("SELECT {KEY_COLUMNS} WHERE k.key_hash = $1"),
+                    &[&hash.as_bytes().as_slice()],
+                )
+                .await?
+                .as_ref()
+                .map(key_record)
+                .transpose()
+        })
+    }
+
+    fn key_count(&self) -> StoreFuture<'_, u64> {
+        Box::pin(async move {
+            let client = self.pool.get().await?;
+            let count: i64 = client
+                .query_one("SELECT COUNT(*) FROM api_keys", &[])
+                .await?
+                .try_get(0)?;
+            from_sql_int(count, "key count")
+        })
+    }
+
+    fn account(&self, account_id: i64) -> StoreFuture<'_, Option<Account>> {
+        Box::pin(async move {
+            let client = self.pool.get().await?;
+            account_by_id(&**client, account_id).await
+        })
+    }
+
+    fn ping(&self) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            let client = self.pool.get().await?;
+            client.simple_query("SELECT 1").await?;
+            Ok(())
+        })
+    }
+
+    fn update_account(
+        &self,
+        account_id: i64,
+        subscription_active: bool,
+        limits: AccountLimits,
+    ) -> StoreFuture<'_, Account> {
+        Box::pin(async move {
+            let client = self.pool.get().await?;
+            let [rpm, concurrent, quota, daily] = limit_params(&limits);
+            client
+                .execute(
+                    "UPDATE accounts SET subscription_active = $2, requests_per_minute = $3, \
+                     concurrent_requests = $4, analysis_quota_seconds = $5, \
+                     daily_quota_seconds = $6 WHERE id = $1",
+                    &[
+                        &account_id,
+                        &subscription_active,
+                        &rpm,
+                        &concurrent,
+                        &quota,
+                        &daily,
+                    ],
+                )
+                .await?;
+            account_by_id(&**client, account_id)
+                .await?
+                .ok_or(StoreError::UnknownAccount(account_id))
+        })
+    }
+}
+
+/// Gives `seconds` back to an account's total and its `day`; usage never
+/// goes below zero.
+pub(super) async fn refund_usage(
+    client: &impl GenericClient,
+    account_id: i64,
+    day: &str,
+    seconds: f64,
+) -> Result<(), StoreError> {
+    client
+        .execute(
+            "UPDATE accounts SET analysis_seconds_used = GREATEST(0, analysis_seconds_used - $2) \
+             WHERE id = $1",
+            &[&account_id, &seconds],
+        )
+        .await?;
+    client
+        .execute(
+            "UPDATE daily_usage SET seconds = GREATEST(0, seconds - $3) \
+             WHERE account_id = $1 AND day = $2",
+            &[&account_id, &day, &seconds],
+        )
+        .await?;
+    Ok(())
+}
+
+async fn usage_of(
+    client: &impl GenericClient,
+    account_id: i64,
+    day: &str,
+    lock: bool,
+) -> Result<Usage, StoreError> {
+    // `FOR UPDATE` serialises charges to one account across instances: the
+    // check and the charge cannot interleave with another's.
+    let lock = if lock { " FOR UPDATE" } else { "" };
+    let total_seconds: f64 = client
+        .query_opt(
+            &format!("SELECT analysis_seconds_used FROM accounts WHERE id = $1{lock}"),
+            &[&account_id],
+        )
+        .await?
+        .ok_or(StoreError::UnknownAccount(account_id))?
+        .try_get(0)?;
+    let day_seconds: f64 = client
+        .query_opt(
+            "SELECT seconds FROM daily_usage WHERE account_id = $1 AND day = $2",
+            &[&account_id, &day],
+        )
+        .await?
+        .map(|row| row.try_get(0))
+        .transpose()?
+        .unwrap_or(0.0);
+    Ok(Usage {
+        total_seconds,
+        day_seconds,
+    })
+}
+
+impl UsageStore for PgStore {
+    fn usage(&self, account_id: i64, day: Date) -> StoreFuture<'_, Usage> {
+        Box::pin(async move {
+            let client = self.pool.get().await?;
+            usage_of(&**client, account_id, &day_key(day), false).await
+        })
+    }
+
+    fn charge_analysis_seconds(
+        &self,
+        account_id: i64,
+        day: Date,
+        seconds: f64,
+    ) -> StoreFuture<'_, QuotaOutcome> {
+        Box::pin(async move {
+            let day = day_key(day);
+            let mut client = self.pool.get().await?;
+            let tx = raw(&mut client).transaction().await?;
+            let used = usage_of(&tx, account_id, &day, true).await?;
+            let account = account_by_id(&tx, account_id)
+                .await?
+                .ok_or(StoreError::UnknownAccount(account_id))?;
+            let seconds = seconds.max(0.0);
+            if used.total_seconds + seconds > account.limits.analysis_quota_seconds as f64 {
+                return Ok(QuotaOutcome::TotalExceeded);
+            }
+            if used.day_seconds + seconds > account.limits.daily_quota_seconds as f64 {
+                return Ok(QuotaOutcome::DailyExceeded);
+            }
+            tx.execute(
+                "UPDATE accounts SET analysis_seconds_used = analysis_seconds_used + $2 \
+                 WHERE id = $1",
+                &[&account_id, &seconds],
+            )
+            .await?;
+            tx.execute(
+                "INSERT INTO daily_usage (account_id, day, seconds) VALUES ($1, $2, $3) \
+                 ON CONFLICT (account_id, day) \
+                 DO UPDATE SET seconds = daily_usage.seconds + excluded.seconds",
+                &[&account_id, &day, &seconds],
+            )
+            .await?;
+            tx.commit().await?;
+            Ok(QuotaOutcome::Granted)
+        })
+    }
+
+    fn refund_analysis_seconds(
+        &self,
+        account_id: i64,
+        day: Date,
+        seconds: f64,
+    ) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            let mut client = self.pool.get().await?;
+            let tx = raw(&mut client).transaction().await?;
+            refund_usage(&tx, account_id, &day_key(day), seconds.max(0.0)).await?;
+            tx.commit().await?;
+            Ok(())
+        })
+    }
+}
+
+/// The driver's client under the pool's wrapper, whose transactions
+/// implement [`GenericClient`] (the wrapper's own do not).
+pub(super) fn raw(object: &mut Object) -> &mut Client {
+    object
+}

@@ -1,0 +1,799 @@
+//! The store contract: one suite of behaviour every store must have, run
+//! against the embedded SQLite store and against PostgreSQL.
+//!
+//! The PostgreSQL half needs `ATTUNE_TEST_PG_URL` (a superuser URL of a
+//! throwaway cluster; `tests/pg/with-postgres.sh` starts one and sets it, and
+//! `.ci/run` always does). Without it those tests print a notice and pass
+//! without checking anything, so a plain `cargo test` works anywhere.
+
+use attune_core::wire::{Model, Timestamp, UploadJobResult, UploadJobStatus};
+use attune_core::{ErrorCode, ServiceError};
+use attune_server::store::{PgStore, PgStoreOptions};
+use attune_server::{
+    AccountLimits, BudgetOutcome, JobStore, KeyStatus, KeyStore, NewJob, NewToken, QuotaOutcome,
+    Scope, SqliteStore, StoreError, TokenCaps, TokenStore, UsageStore,
+};
+use std::sync::Arc;
+use std::time::Duration;
+use time::macros::date;
+
+/// Every store trait at once.
+trait Store: KeyStore + TokenStore + UsageStore + JobStore {}
+impl<T: KeyStore + TokenStore + UsageStore + JobStore> Store for T {}
+
+/// Where a backend's data lives, so a test can open a second handle on it
+/// (another instance) or reopen it (a restart).
+enum Place {
+    Sqlite(tempfile::TempDir),
+    Postgres(String),
+}
+
+/// An opened store and the place it lives.
+struct Backend {
+    place: Place,
+}
+
+/// How long a PostgreSQL instance's lease lasts in these tests: long enough
+/// never to lapse by itself during a test, since lapses are simulated by
+/// passing later times.
+const TEST_LEASE: Duration = Duration::from_secs(60);
+
+impl Backend {
+    fn sqlite() -> Backend {
+        Backend {
+            place: Place::Sqlite(tempfile::tempdir().unwrap()),
+        }
+    }
+
+    /// A fresh database in the test cluster, or `None` (with a notice) when
+    /// there is no cluster.
+    async fn postgres(test: &str) -> Option<Backend> {
+        let Ok(admin_url) = std::env::var("ATTUNE_TEST_PG_URL") else {
+            // CI runs under tests/pg/with-postgres.sh: a missing cluster there
+            // is a broken setup, not a reason to skip.
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{test}: CI must set ATTUNE_TEST_PG_URL (.ci/run runs tests/pg/with-postgres.sh)"
+            );
+            eprintln!(
+                "NOTICE: {test}: ATTUNE_TEST_PG_URL is not set; PostgreSQL half skipped \
+                 (run under tests/pg/with-postgres.sh)"
+            );
+            return None;
+        };
+        Some(Backend {
+            place: Place::Postgres(fresh_database(&admin_url).await),
+        })
+    }
+
+    /// Opens a handle: on PostgreSQL each is its own instance.
+    async fn open(&self) -> Arc<dyn StoreHandle> {
+        match &self.place {
+            Place::Sqlite(dir) => Arc::new(
+                SqliteStore::open(dir.path().join("attune.sqlite3"))
+                    .await
+                    .unwrap(),
+            ),
+            Place::Postgres(url) => Arc::new(
+                PgStore::open(
+                    url,
+                    PgStoreOptions {
+                        pool_size: 4,
+                        lease: TEST_LEASE,
+                    },
+                )
+                .await
+                .unwrap(),
+            ),
+        }
+    }
+}
+
+/// A store handle as tests use it: the traits, plus a clean shutdown.
+trait StoreHandle: Store {
+    /// What a process does when it stops gracefully.
+    fn close(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>>;
+}
+
+impl StoreHandle for SqliteStore {
+    fn close(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        Box::pin(async {})
+    }
+}
+
+impl StoreHandle for PgStore {
+    fn close(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        Box::pin(async { self.deregister().await.unwrap() })
+    }
+}
+
+/// Creates an empty database beside the admin URL's and answers its URL.
+async fn fresh_database(admin_url: &str) -> String {
+    let (client, connection) = tokio_postgres::connect(admin_url, tokio_postgres::NoTls)
+        .await
+        .expect("the test cluster answers");
+    tokio::spawn(connection);
+    let name = format!("attune_test_{}", attune_server::ids::new_job_id());
+    client
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap();
+    // The admin URL is `postgres://user@host:port/db[?query]`: swap the db.
+    let (base, query) = admin_url
+        .split_once('?')
+        .map_or((admin_url, None), |(b, q)| (b, Some(q)));
+    let (server, _) = base.rsplit_once('/').expect("the URL names a database");
+    match query {
+        Some(query) => format!("{server}/{name}?{query}"),
+        None => format!("{server}/{name}"),
+    }
+}
+
+/// Declares a contract test run once per backend: `sqlite` and `postgres`.
+macro_rules! contract {
+    ($name:ident, $body:expr) => {
+        mod $name {
+            use super::*;
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                let body = $body;
+                body(Backend::sqlite()).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                if let Some(backend) = Backend::postgres(stringify!($name)).await {
+                    let body = $body;
+                    body(backend).await;
+                }
+            }
+        }
+    };
+}
+
+fn at(seconds: i64) -> Timestamp {
+    Timestamp::from_unix_millis(1_800_000_000_000 + seconds * 1000).unwrap()
+}
+
+fn quotas(total: u64, daily: u64) -> AccountLimits {
+    AccountLimits {
+        analysis_quota_seconds: total,
+        daily_quota_seconds: daily,
+        ..AccountLimits::default()
+    }
+}
+
+fn new_job(account_id: i64, id: &str, token_id: Option<String>) -> NewJob {
+    NewJob {
+        id: id.to_owned(),
+        account_id,
+        model: Model::Inter2,
+        correlation_id: "c".repeat(32),
+        created_at: at(0),
+        expires_at: at(3600),
+        billed_seconds: 12.0,
+        billed_day: date!(2026 - 01 - 15),
+        token_id,
+    }
+}
+
+fn result() -> UploadJobResult {
+    UploadJobResult {
+        duration_seconds: 5.0,
+        window_seconds: 5.0,
+        windows: vec![],
+        conversation_quality: None,
+        signals: None,
+    }
+}
+
+fn new_token(account_id: i64, key_id: &str, budget: Option<f64>) -> NewToken {
+    let now = at(0);
+    NewToken {
+        id: attune_server::tokens::new_token_id(),
+        hash: attune_server::ClientToken::generate().hash(),
+        account_id,
+        key_id: key_id.to_owned(),
+        scopes: vec![Scope::Stream],
+        caps: TokenCaps {
+            max_duration_seconds: Some(600),
+            max_bytes: Some(1000),
+            max_concurrent: 2,
+            max_video_seconds: budget,
+            allowed_origins: Some(vec!["https://app.example.com".into()]),
+        },
+        created_at: now,
+        expires_at: now.plus_seconds(300),
+    }
+}
+
+contract!(
+    accounts_keep_their_limits_and_keys_are_found_by_hash,
+    |b: Backend| async move {
+        let store = b.open().await;
+        let limits = AccountLimits {
+            requests_per_minute: 7,
+            concurrent_requests: 2,
+            analysis_quota_seconds: 100,
+            daily_quota_seconds: 50,
+        };
+        let account = store.ensure_account("acme", limits).await.unwrap();
+        assert_eq!(account.limits, limits);
+        assert!(account.subscription_active);
+        // An existing account keeps its stored limits.
+        let again = store
+            .ensure_account("acme", AccountLimits::default())
+            .await
+            .unwrap();
+        assert_eq!(again, account);
+
+        assert_eq!(store.key_count().await.unwrap(), 0);
+        let first = store
+            .create_key(account.id, &[Scope::Stream, Scope::Upload, Scope::Stream])
+            .await
+            .unwrap();
+        assert_eq!(first.record.scopes, vec![Scope::Upload, Scope::Stream]);
+        assert_eq!(first.record.account_name, "acme");
+        assert_eq!(first.record.status, KeyStatus::Active);
+        let second = store
+            .create_key(account.id, &[Scope::Upload])
+            .await
+            .unwrap();
+        assert_eq!(
+            store.find_key(first.key.hash()).await.unwrap(),
+            Some(first.record.clone())
+        );
+        assert_eq!(
+            store
+                .find_key(attune_server::KeyHash::of("nope"))
+                .await
+                .unwrap(),
+            None
+        );
+        let ids: Vec<_> = store
+            .list_keys()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|k| k.id)
+            .collect();
+        assert_eq!(ids, vec![first.record.id.clone(), second.record.id.clone()]);
+
+        let revoked = store.revoke_key(&first.record.id).await.unwrap();
+        assert_eq!(revoked.status, KeyStatus::Revoked);
+        assert!(revoked.revoked_at.is_some());
+        // Revoking again succeeds and changes nothing.
+        assert_eq!(store.revoke_key(&first.record.id).await.unwrap(), revoked);
+        assert_eq!(store.key_count().await.unwrap(), 2);
+
+        let updated = store
+            .update_account(account.id, false, quotas(5, 5))
+            .await
+            .unwrap();
+        assert!(!updated.subscription_active);
+        assert_eq!(store.account(account.id).await.unwrap(), Some(updated));
+        assert_eq!(store.account(account.id + 1000).await.unwrap(), None);
+    }
+);
+
+contract!(
+    invalid_names_and_unknown_ids_are_refused,
+    |b: Backend| async move {
+        let store = b.open().await;
+        for name in ["", "has space", "x".repeat(65).as_str()] {
+            assert!(matches!(
+                store.ensure_account(name, AccountLimits::default()).await,
+                Err(StoreError::InvalidAccountName(_))
+            ));
+        }
+        assert!(matches!(
+            store.create_key(42, &[Scope::Upload]).await,
+            Err(StoreError::UnknownAccount(42))
+        ));
+        assert!(matches!(
+            store.revoke_key("key_0000000000000000").await,
+            Err(StoreError::UnknownKey(_))
+        ));
+        assert!(matches!(
+            store
+                .update_account(42, true, AccountLimits::default())
+                .await,
+            Err(StoreError::UnknownAccount(42))
+        ));
+    }
+);
+
+contract!(
+    usage_is_charged_against_total_and_daily_quotas,
+    |b: Backend| async move {
+        let store = b.open().await;
+        let account_id = store
+            .ensure_account("acme", quotas(100, 30))
+            .await
+            .unwrap()
+            .id;
+        let monday = date!(2026 - 11 - 23);
+        let tuesday = date!(2026 - 11 - 24);
+        let charge = |day, seconds| store.charge_analysis_seconds(account_id, day, seconds);
+        assert_eq!(charge(monday, 20.0).await.unwrap(), QuotaOutcome::Granted);
+        assert_eq!(
+            charge(monday, 11.0).await.unwrap(),
+            QuotaOutcome::DailyExceeded
+        );
+        assert_eq!(charge(monday, 10.0).await.unwrap(), QuotaOutcome::Granted);
+        let used = store.usage(account_id, monday).await.unwrap();
+        assert_eq!((used.total_seconds, used.day_seconds), (30.0, 30.0));
+        // A new day starts a new daily count, not a new total.
+        assert_eq!(charge(tuesday, 30.0).await.unwrap(), QuotaOutcome::Granted);
+        store
+            .refund_analysis_seconds(account_id, tuesday, 30.0)
+            .await
+            .unwrap();
+        let used = store.usage(account_id, tuesday).await.unwrap();
+        assert_eq!((used.total_seconds, used.day_seconds), (30.0, 0.0));
+        assert_eq!(charge(tuesday, 30.0).await.unwrap(), QuotaOutcome::Granted);
+        assert_eq!(
+            charge(date!(2026 - 11 - 25), 30.0).await.unwrap(),
+            QuotaOutcome::Granted
+        );
+        assert_eq!(
+            charge(date!(2026 - 11 - 26), 11.0).await.unwrap(),
+            QuotaOutcome::TotalExceeded
+        );
+        // Refunds never take usage below zero.
+        store
+            .refund_analysis_seconds(account_id, date!(2026 - 11 - 27), 1000.0)
+            .await
+            .unwrap();
+        assert_eq!(
+            store
+                .usage(account_id, tuesday)
+                .await
+                .unwrap()
+                .total_seconds,
+            0.0
+        );
+    }
+);
+
+contract!(
+    quota_charges_from_two_instances_never_overdraw,
+    |b: Backend| async move {
+        let a = b.open().await;
+        let other = b.open().await;
+        let account_id = a
+            .ensure_account("acme", quotas(100, 1000))
+            .await
+            .unwrap()
+            .id;
+        let day = date!(2026 - 11 - 23);
+        // 20 charges of 10 s race from two handles for a 100 s quota: exactly
+        // ten may win, whichever they are.
+        let mut tasks = Vec::new();
+        for i in 0..20 {
+            let store = if i % 2 == 0 { a.clone() } else { other.clone() };
+            tasks.push(tokio::spawn(async move {
+                store
+                    .charge_analysis_seconds(account_id, day, 10.0)
+                    .await
+                    .unwrap()
+            }));
+        }
+        let mut granted = 0;
+        for task in tasks {
+            if task.await.unwrap() == QuotaOutcome::Granted {
+                granted += 1;
+            }
+        }
+        assert_eq!(granted, 10);
+        assert_eq!(
+            other.usage(account_id, day).await.unwrap().total_seconds,
+            100.0
+        );
+    }
+);
+
+contract!(
+    tokens_round_trip_and_revoke_within_their_account,
+    |b: Backend| async move {
+        let store = b.open().await;
+        let account_id = store
+            .ensure_account("acme", AccountLimits::default())
+            .await
+            .unwrap()
+            .id;
+        let key_id = store
+            .create_key(account_id, &[Scope::Stream])
+            .await
+            .unwrap()
+            .record
+            .id;
+        let new = new_token(account_id, &key_id, Some(10.0));
+        let created = store.create_token(new.clone()).await.unwrap();
+        assert_eq!(created.caps, new.caps);
+        assert_eq!(created.expires_at, new.expires_at);
+        assert!(created.key_active);
+        assert_eq!(store.find_token(new.hash).await.unwrap(), Some(created));
+
+        let when = at(1);
+        assert!(!store
+            .revoke_token(new.hash, account_id + 1, when)
+            .await
+            .unwrap());
+        assert!(store
+            .find_token(new.hash)
+            .await
+            .unwrap()
+            .unwrap()
+            .revoked_at
+            .is_none());
+        assert!(store
+            .revoke_token(new.hash, account_id, when)
+            .await
+            .unwrap());
+        assert!(store
+            .revoke_token(new.hash, account_id, at(2))
+            .await
+            .unwrap());
+        // The first revocation time stays.
+        assert_eq!(
+            store
+                .find_token(new.hash)
+                .await
+                .unwrap()
+                .unwrap()
+                .revoked_at,
+            Some(when)
+        );
+
+        // A token dies with its key.
+        store.revoke_key(&key_id).await.unwrap();
+        let other = new_token(account_id, &key_id, None);
+        store.create_token(other.clone()).await.unwrap();
+        assert!(
+            !store
+                .find_token(other.hash)
+                .await
+                .unwrap()
+                .unwrap()
+                .key_active
+        );
+    }
+);
+
+contract!(
+    a_revocation_on_one_instance_is_seen_by_another,
+    |b: Backend| async move {
+        let a = b.open().await;
+        let other = b.open().await;
+        let account_id = a
+            .ensure_account("acme", AccountLimits::default())
+            .await
+            .unwrap()
+            .id;
+        let key = a.create_key(account_id, &[Scope::Stream]).await.unwrap();
+        let token = new_token(account_id, &key.record.id, None);
+        a.create_token(token.clone()).await.unwrap();
+        assert!(a.revoke_token(token.hash, account_id, at(1)).await.unwrap());
+        assert_eq!(
+            other
+                .find_token(token.hash)
+                .await
+                .unwrap()
+                .unwrap()
+                .revoked_at,
+            Some(at(1))
+        );
+        a.revoke_key(&key.record.id).await.unwrap();
+        assert_eq!(
+            other
+                .find_key(key.key.hash())
+                .await
+                .unwrap()
+                .unwrap()
+                .status,
+            KeyStatus::Revoked
+        );
+    }
+);
+
+contract!(
+    the_video_budget_is_taken_all_or_nothing_and_refunded,
+    |b: Backend| async move {
+        let store = b.open().await;
+        let account_id = store
+            .ensure_account("acme", AccountLimits::default())
+            .await
+            .unwrap()
+            .id;
+        let key_id = store
+            .create_key(account_id, &[Scope::Stream])
+            .await
+            .unwrap()
+            .record
+            .id;
+        let new = new_token(account_id, &key_id, Some(10.0));
+        store.create_token(new.clone()).await.unwrap();
+        assert_eq!(
+            store.consume_video_seconds(&new.id, 6.0).await.unwrap(),
+            BudgetOutcome::Granted {
+                remaining: Some(4.0)
+            }
+        );
+        assert_eq!(
+            store.consume_video_seconds(&new.id, 6.0).await.unwrap(),
+            BudgetOutcome::Exhausted { remaining: 4.0 }
+        );
+        store.refund_video_seconds(&new.id, 6.0).await.unwrap();
+        let record = store.find_token(new.hash).await.unwrap().unwrap();
+        assert_eq!(record.video_seconds_left(), Some(10.0));
+
+        let unlimited = new_token(account_id, &key_id, None);
+        store.create_token(unlimited.clone()).await.unwrap();
+        assert_eq!(
+            store
+                .consume_video_seconds(&unlimited.id, 1e6)
+                .await
+                .unwrap(),
+            BudgetOutcome::Granted { remaining: None }
+        );
+        assert!(matches!(
+            store
+                .consume_video_seconds("tok_0000000000000000", 1.0)
+                .await,
+            Err(StoreError::UnknownKey(_))
+        ));
+    }
+);
+
+contract!(
+    jobs_move_only_forward_through_their_states,
+    |b: Backend| async move {
+        let store = b.open().await;
+        let account_id = store
+            .ensure_account("acme", AccountLimits::default())
+            .await
+            .unwrap()
+            .id;
+        let created = store
+            .create_job(new_job(account_id, "a", None))
+            .await
+            .unwrap();
+        assert_eq!(created.status, UploadJobStatus::Queued);
+        assert_eq!(created.created_at, at(0));
+        assert_eq!(store.count_active().await.unwrap(), 1);
+        // Completing needs running first.
+        assert!(!store.mark_completed("a", &result(), at(1)).await.unwrap());
+        assert!(store.mark_running("a", at(1)).await.unwrap());
+        assert!(!store.mark_running("a", at(1)).await.unwrap());
+        assert!(store.mark_completed("a", &result(), at(2)).await.unwrap());
+        // A finished job is not failed afterwards.
+        let late = ServiceError::new(ErrorCode::Ih1001);
+        assert!(!store.mark_failed("a", &late, at(3)).await.unwrap());
+        let done = store.job("a").await.unwrap().unwrap();
+        assert_eq!(done.status, UploadJobStatus::Completed);
+        assert_eq!(done.result, Some(result()));
+        assert_eq!(done.error, None);
+        assert_eq!(store.count_active().await.unwrap(), 0);
+        assert_eq!(store.job("missing").await.unwrap(), None);
+    }
+);
+
+contract!(
+    failing_a_job_keeps_its_error_and_gives_back_its_charges,
+    |b: Backend| async move {
+        let store = b.open().await;
+        let account_id = store
+            .ensure_account("acme", AccountLimits::default())
+            .await
+            .unwrap()
+            .id;
+        let key_id = store
+            .create_key(account_id, &[Scope::Upload])
+            .await
+            .unwrap()
+            .record
+            .id;
+        let token = new_token(account_id, &key_id, Some(20.0));
+        store.create_token(token.clone()).await.unwrap();
+        let day = date!(2026 - 01 - 15);
+        store
+            .charge_analysis_seconds(account_id, day, 12.0)
+            .await
+            .unwrap();
+        store.consume_video_seconds(&token.id, 12.0).await.unwrap();
+        store
+            .create_job(new_job(account_id, "b", Some(token.id.clone())))
+            .await
+            .unwrap();
+        let error = ServiceError::with_message(ErrorCode::Ih5002, "broken moov atom");
+        assert!(store.mark_failed("b", &error, at(1)).await.unwrap());
+        // Failing twice refunds once.
+        assert!(!store.mark_failed("b", &error, at(2)).await.unwrap());
+        let failed = store.job("b").await.unwrap().unwrap();
+        assert_eq!(failed.status, UploadJobStatus::Failed);
+        assert_eq!(failed.error, Some(error));
+        let usage = store.usage(account_id, day).await.unwrap();
+        assert_eq!((usage.total_seconds, usage.day_seconds), (0.0, 0.0));
+        let token = store.find_token(token.hash).await.unwrap().unwrap();
+        assert_eq!(token.video_seconds_used, 0.0);
+    }
+);
+
+contract!(
+    a_restart_fails_unfinished_jobs_with_ih1004_and_purges_expired_ones,
+    |b: Backend| async move {
+        let store = b.open().await;
+        let account_id = store
+            .ensure_account("acme", AccountLimits::default())
+            .await
+            .unwrap()
+            .id;
+        for id in ["queued", "running", "done"] {
+            store
+                .create_job(new_job(account_id, id, None))
+                .await
+                .unwrap();
+        }
+        store.mark_running("running", at(1)).await.unwrap();
+        store.mark_running("done", at(1)).await.unwrap();
+        store
+            .mark_completed("done", &result(), at(2))
+            .await
+            .unwrap();
+        assert_eq!(store.count_active().await.unwrap(), 2);
+        store.close().await;
+        drop(store);
+
+        let store = b.open().await;
+        assert_eq!(store.mark_interrupted(at(10)).await.unwrap(), 2);
+        for id in ["queued", "running"] {
+            let job = store.job(id).await.unwrap().unwrap();
+            assert_eq!(job.status, UploadJobStatus::Failed, "{id}");
+            assert_eq!(job.error.unwrap().code, ErrorCode::Ih1004, "{id}");
+        }
+        assert_eq!(
+            store.job("done").await.unwrap().unwrap().status,
+            UploadJobStatus::Completed
+        );
+        // The old worker finishing later changes nothing.
+        assert!(!store
+            .mark_completed("running", &result(), at(11))
+            .await
+            .unwrap());
+        assert_eq!(store.mark_interrupted(at(12)).await.unwrap(), 0);
+
+        assert_eq!(store.purge_expired(at(3599)).await.unwrap(), 0);
+        assert_eq!(store.purge_expired(at(3600)).await.unwrap(), 3);
+        assert_eq!(store.job("done").await.unwrap(), None);
+    }
+);
+
+/// PostgreSQL only: what sharing a store between live instances adds.
+mod shared {
+    use super::*;
+
+    async fn pg(test: &str) -> Option<(Backend, PgStore, PgStore)> {
+        let backend = Backend::postgres(test).await?;
+        let Place::Postgres(url) = &backend.place else {
+            unreachable!()
+        };
+        let options = PgStoreOptions {
+            pool_size: 2,
+            lease: TEST_LEASE,
+        };
+        let a = PgStore::open(url, options.clone()).await.unwrap();
+        let other = PgStore::open(url, options).await.unwrap();
+        Some((backend, a, other))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_starting_instance_leaves_a_live_peers_jobs_alone() {
+        let Some((_backend, a, other)) =
+            pg("a_starting_instance_leaves_a_live_peers_jobs_alone").await
+        else {
+            return;
+        };
+        let account_id = a
+            .ensure_account("acme", AccountLimits::default())
+            .await
+            .unwrap()
+            .id;
+        a.create_job(new_job(account_id, "a1", None)).await.unwrap();
+        a.mark_running("a1", Timestamp::now()).await.unwrap();
+        // The peer starts (or sweeps) while A's lease holds.
+        assert_eq!(other.mark_interrupted(Timestamp::now()).await.unwrap(), 0);
+        assert_eq!(
+            other.job("a1").await.unwrap().unwrap().status,
+            UploadJobStatus::Running
+        );
+        // A's own sweep never fails its own jobs either.
+        let later = Timestamp::now().plus_seconds(3600);
+        assert_eq!(a.mark_interrupted(later).await.unwrap(), 0);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_dead_instances_jobs_fail_with_ih1004_once_its_lease_lapses() {
+        let Some((_backend, a, other)) =
+            pg("a_dead_instances_jobs_fail_with_ih1004_once_its_lease_lapses").await
+        else {
+            return;
+        };
+        let account_id = a
+            .ensure_account("acme", quotas(1000, 1000))
+            .await
+            .unwrap()
+            .id;
+        let day = date!(2026 - 01 - 15);
+        a.charge_analysis_seconds(account_id, day, 12.0)
+            .await
+            .unwrap();
+        a.create_job(new_job(account_id, "a1", None)).await.unwrap();
+        a.mark_running("a1", Timestamp::now()).await.unwrap();
+        // A is killed: no more renewals, no deregistration.
+        a.stop_heartbeat();
+        let lapsed = Timestamp::now().plus_seconds(TEST_LEASE.as_secs() as i64 + 1);
+        assert_eq!(other.mark_interrupted(lapsed).await.unwrap(), 1);
+        let job = other.job("a1").await.unwrap().unwrap();
+        assert_eq!(job.status, UploadJobStatus::Failed);
+        assert_eq!(job.error.unwrap().code, ErrorCode::Ih1004);
+        // Its charge was given back, once.
+        assert_eq!(other.mark_interrupted(lapsed).await.unwrap(), 0);
+        assert_eq!(
+            other.usage(account_id, day).await.unwrap().total_seconds,
+            0.0
+        );
+        // A coming back late cannot complete what was declared lost.
+        assert!(!a.mark_completed("a1", &result(), lapsed).await.unwrap());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn migrations_are_versioned_and_a_newer_schema_is_refused() {
+        let Some((backend, a, _other)) =
+            pg("migrations_are_versioned_and_a_newer_schema_is_refused").await
+        else {
+            return;
+        };
+        let Place::Postgres(url) = &backend.place else {
+            unreachable!()
+        };
+        // Migrating again is a no-op that keeps data.
+        let account = a
+            .ensure_account("acme", AccountLimits::default())
+            .await
+            .unwrap();
+        let version = PgStore::migrate_only(url).await.unwrap();
+        assert!(version >= 1);
+        assert_eq!(a.account(account.id).await.unwrap(), Some(account));
+
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        client
+            .batch_execute("UPDATE attune_schema SET version = 999")
+            .await
+            .unwrap();
+        let error = PgStore::open(url, PgStoreOptions::default())
+            .await
+            .unwrap_err();
+        assert!(matches!(error, StoreError::Incompatible(_)), "{error}");
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_database_is_unavailable_not_a_panic() {
+        // Port 1 on loopback: nothing listens there.
+        let error = PgStore::open(
+            "postgres://attune@127.0.0.1:1/attune?connect_timeout=2",
+            PgStoreOptions::default(),
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(error, StoreError::Unavailable(_)), "{error}");
+        let error = PgStore::open("postgres://%%%", PgStoreOptions::default())
+            .await
+            .unwrap_err();
+        assert!(matches!(error, StoreError::Unavailable(_)), "{error}");
+    }
+}
