@@ -126,6 +126,11 @@ pub struct FileAnalysis {
     pub windows: Vec<UploadJobWindow>,
     /// Version of the parameter set used.
     pub params_version: &'static str,
+    /// The speaker turns the analysis read, in order: the same turns its
+    /// turn-taking cues come from (empty when the file has no audio). Not
+    /// part of the wire result (the interface has no field for them); the
+    /// HTML report draws them.
+    pub speaker_turns: Vec<features::Turn>,
 }
 
 impl FileAnalysis {
@@ -302,12 +307,18 @@ fn analyze_media_with_progress(
             result
         })
         .collect();
+    let speaker_turns = if audio_absent {
+        Vec::new()
+    } else {
+        features::summarize(&frames, Span::whole(&frames)).turns
+    };
     FileAnalysis {
         model,
         duration,
         window_seconds: plan.window_seconds(),
         windows,
         params_version: params.version,
+        speaker_turns,
     }
 }
 

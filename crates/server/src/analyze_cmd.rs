@@ -292,12 +292,21 @@ pub fn report_page(file: &Path, analysis: &FileAnalysis, result: &UploadJobResul
         || file.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
+    let turns: Vec<crate::report::SpeakerTurn> = analysis
+        .speaker_turns
+        .iter()
+        .map(|t| crate::report::SpeakerTurn {
+            speaker: u32::from(t.speaker),
+            start: t.start_s,
+            end: t.end_s,
+        })
+        .collect();
     crate::report::render(&crate::report::ReportInput {
         title: &title,
         model: analysis.model,
         params_version: analysis.params_version,
         result,
-        turns: None,
+        turns: Some(&turns),
     })
 }
 

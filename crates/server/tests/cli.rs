@@ -324,6 +324,40 @@ fn an_unreadable_file_fails_with_nothing_on_stdout() {
 }
 
 #[test]
+fn the_html_report_draws_the_speaker_turns_of_a_two_voice_conversation() {
+    // c06: two voices of different register taking turns (RTTM beside the file).
+    let name = "conversations/c06_uncertain_m2_f4";
+    let rttm = std::fs::read_to_string(fixture(&format!("{name}.rttm"))).unwrap();
+    let voices: std::collections::BTreeSet<&str> = rttm
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(7))
+        .collect();
+    assert_eq!(voices.len(), 2, "the fixture has two speakers");
+
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("report.html");
+    let output = analyze(
+        &format!("{name}.wav"),
+        &["--model", "inter-2-audio", "--html", html.to_str().unwrap()],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        !page.contains("speaker turns: not known"),
+        "a file analysis knows its turns"
+    );
+    assert_eq!(
+        page.matches("<g class=\"speaker-lane\"").count(),
+        voices.len(),
+        "one lane per voice"
+    );
+    for voice in 1..=2 {
+        let turns = page.matches(&format!("<title>Voice {voice}: ")).count();
+        assert!(turns >= 2, "voice {voice} has {turns} turn(s) drawn");
+    }
+}
+
+#[test]
 fn a_batch_over_a_directory_with_a_broken_file_reports_every_file() {
     let input = tempfile::tempdir().unwrap();
     for name in ["speech/hesitant.wav", "speech/two_voices.wav", "random.bin"] {
