@@ -326,5 +326,7 @@ impl From<ErrorCode> for ServiceError {
     }
 }
 
+mod media;
+
 #[cfg(test)]
 mod tests;

@@ -214,15 +214,13 @@ impl LiveAnalyzer {
     fn absorb(&mut self, report: ChunkReport, skip: bool) -> LiveOutput {
         let mut out = LiveOutput::default();
         for p in &report.problems {
-            let code = ErrorCode::parse(p.problem.code_str()).unwrap_or(ErrorCode::Ih6007);
             out.problems.push(FrameProblem {
                 segment: p.segment,
-                error: ServiceError::with_message(code, p.problem.to_string()),
+                error: ServiceError::from(&p.problem),
             });
         }
         if let Some(fatal) = &report.fatal {
-            let code = ErrorCode::parse(fatal.code_str()).unwrap_or(ErrorCode::Ih6010);
-            out.fatal = Some(ServiceError::with_message(code, fatal.to_string()));
+            out.fatal = Some(ServiceError::from(fatal));
             return out;
         }
         if let Some(visual) = self.visual.as_mut() {

@@ -24,8 +24,7 @@ use attune_media::{MediaError, MediaRequirements, ProbeInfo};
 
 /// Turns a media error into the interface's error with its code.
 pub fn media_error(error: &MediaError) -> ServiceError {
-    let code = ErrorCode::parse(error.code_str()).unwrap_or(ErrorCode::Ih5002);
-    ServiceError::with_message(code, error.to_string())
+    ServiceError::from(error)
 }
 
 /// Options of one analysis.

@@ -9,7 +9,6 @@ use crate::info::{Container, VideoFrameInfo};
 
 /// A non-fatal problem with part of the input; the session goes on.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
 pub enum LiveProblem {
     /// The bytes are not readable media (not a container, or broken structure). `ih6007`.
     #[error("unreadable segment: {reason}")]

@@ -4,9 +4,11 @@ use crate::info::Container;
 
 /// Why an input could not be used, grouped by what the caller should do about it.
 ///
-/// The media layer sits below `attune-core`, so it cannot name the catalog's `ErrorCode`;
-/// [`MediaError::code_str`] gives the interface code (`ih4xxx`/`ih5xxx`) each variant maps to, and
-/// core translates that string through its catalog.
+/// The media layer sits below `attune-core`, so it cannot name the catalog's `ErrorCode`: core maps
+/// each variant by type (`impl From<&MediaError> for ErrorCode`, an exhaustive match, so a new
+/// variant does not compile until it is mapped). [`MediaError::code_str`] names the same code for
+/// this crate's own tests and logs; a core test holds the two equal. Not `#[non_exhaustive]` for
+/// that reason: the workspace's crates move together.
 ///
 /// - **Reject the file as unusable** (HTTP 422): [`Empty`](Self::Empty),
 ///   [`VideoUnitTooLarge`](Self::VideoUnitTooLarge),
@@ -18,7 +20,6 @@ use crate::info::Container;
 ///   [`TooShort`](Self::TooShort), [`TooLong`](Self::TooLong); or it is a recognised file type
 ///   that no model takes: [`UnsupportedFormat`](Self::UnsupportedFormat).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
 pub enum MediaError {
     /// The input has no bytes at all. Maps to `ih5001`.
     #[error("the file is empty")]

@@ -93,7 +93,6 @@ pub struct SegmentProblem {
 
 /// A fatal condition: the reader stops and the session should close.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
 pub enum LiveError {
     /// No header and no decodable unit within the hold limit, or more bytes waiting for an
     /// incomplete unit than the reader holds. `ih6010`.
