@@ -236,3 +236,71 @@ fn a_huge_finite_float_sample_decodes_to_finite_pcm() {
         &pcm.samples[..pcm.samples.len().min(8)]
     );
 }
+
+/// 16-bit mono PCM WAV of `seconds` of a tone at 16 kHz, its `RIFF` and `data` sizes as given
+/// (`None`: the true sizes).
+fn wav(seconds: f64, riff_size: Option<u32>, data_size: Option<u32>) -> Vec<u8> {
+    let rate = 16_000u32;
+    let n = (seconds * f64::from(rate)) as usize;
+    let mut data = Vec::with_capacity(n * 2);
+    for i in 0..n {
+        let s =
+            (8000.0 * (i as f64 * 180.0 * std::f64::consts::TAU / f64::from(rate)).sin()) as i16;
+        data.extend_from_slice(&s.to_le_bytes());
+    }
+    let true_data = data.len() as u32;
+    let mut out = Vec::new();
+    out.extend_from_slice(b"RIFF");
+    out.extend_from_slice(&riff_size.unwrap_or(36 + true_data).to_le_bytes());
+    out.extend_from_slice(b"WAVEfmt ");
+    for field in [
+        16u32.to_le_bytes().as_slice(),
+        &1u16.to_le_bytes(),
+        &1u16.to_le_bytes(),
+    ] {
+        out.extend_from_slice(field);
+    }
+    out.extend_from_slice(&rate.to_le_bytes());
+    out.extend_from_slice(&(rate * 2).to_le_bytes());
+    out.extend_from_slice(&2u16.to_le_bytes());
+    out.extend_from_slice(&16u16.to_le_bytes());
+    out.extend_from_slice(b"data");
+    out.extend_from_slice(&data_size.unwrap_or(true_data).to_le_bytes());
+    out.extend_from_slice(&data);
+    out
+}
+
+#[test]
+fn a_wav_whose_header_claims_more_than_it_holds_is_read_for_what_it_holds() {
+    // Issue 16: a recorder that crashed leaves the sizes of the data it meant to write; a capture
+    // written to a pipe leaves 0xFFFFFFFF. ffmpeg and Praat read the samples present; so do we.
+    let intact = wav(8.0, None, None);
+    let claimed = 8 * 16_000 * 2 * 10;
+    let cases = [
+        (
+            "crashed recorder",
+            wav(8.0, Some(36 + claimed), Some(claimed)),
+        ),
+        (
+            "written to a pipe",
+            wav(8.0, Some(u32::MAX), Some(u32::MAX)),
+        ),
+        ("sizes left at zero", wav(8.0, Some(0), Some(0))),
+    ];
+    let reference = probe(&intact).unwrap();
+    let reference_pcm = decode_audio_limited(&intact, 60.0).unwrap();
+    assert!((reference.duration - 8.0).abs() < 1e-6);
+    for (what, bytes) in cases {
+        let info = probe(&bytes).unwrap_or_else(|e| panic!("{what}: refused: {e}"));
+        assert!(
+            (info.duration - reference.duration).abs() < 1e-6,
+            "{what}: {} s, the file holds 8 s",
+            info.duration
+        );
+        let pcm = decode_audio_limited(&bytes, 60.0).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(
+            pcm.samples, reference_pcm.samples,
+            "{what}: the same samples"
+        );
+    }
+}

@@ -38,6 +38,14 @@ impl<'a> PlainReader<'a> {
         if container == Container::Mp3 && duration.is_none() {
             duration = mpeg_audio_scan(bytes).map(|(frames, rate)| frames as f64 / f64::from(rate));
         }
+        if container == Container::Wav {
+            // What the file holds, not what its header claims: a recorder that crashed or a
+            // capture still being written leaves sizes larger than the data (or the 0 /
+            // 0xFFFFFFFF of a stream written to a pipe); ffmpeg and Praat read what is there.
+            if let Some(held) = wav_held_seconds(bytes) {
+                duration = Some(duration.map_or(held, |d| d.min(held)));
+            }
+        }
         Ok(Self {
             bytes,
             container,
@@ -52,7 +60,14 @@ fn make_reader(
     bytes: &[u8],
     container: Container,
 ) -> Result<Box<dyn FormatReader + '_>, MediaError> {
-    let mss = MediaSourceStream::new(Box::new(IoCursor::new(bytes)), Default::default());
+    let source: Box<dyn symphonia::core::io::MediaSource + '_> = match container {
+        Container::Wav => match wav_header_as_held(bytes) {
+            Some(head) => Box::new(Patched::new(head, bytes)),
+            None => Box::new(IoCursor::new(bytes)),
+        },
+        _ => Box::new(IoCursor::new(bytes)),
+    };
+    let mss = MediaSourceStream::new(source, Default::default());
     let opts = FormatOptions::default();
     let result: Result<Box<dyn FormatReader + '_>, SymError> =
         crate::guard::catch(|| match container {
@@ -71,6 +86,124 @@ fn make_reader(
         SymError::Unsupported(what) => MediaError::unsupported(what),
         e => MediaError::unreadable(Some(container), e.to_string()),
     })
+}
+
+/// Where a RIFF/WAVE file's sample data lies: (offset of the `data` chunk's header, bytes of data
+/// present up to its declared size, sample rate, block size). `None` when the chunks cannot be
+/// found. Hand-written because Symphonia does not expose the data offset; the walk reads only
+/// chunk headers.
+fn wav_layout(bytes: &[u8]) -> Option<(usize, u64, u32, u16)> {
+    if bytes.len() < 12 || &bytes[..4] != b"RIFF" || &bytes[8..12] != b"WAVE" {
+        return None;
+    }
+    let u32_at = |at: usize| -> Option<u32> {
+        Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+    };
+    let mut at = 12usize;
+    let mut format: Option<(u32, u16)> = None;
+    while at.checked_add(8)? <= bytes.len() {
+        let id = &bytes[at..at + 4];
+        let size = u32_at(at + 4)?;
+        let body = at + 8;
+        if id == b"fmt " {
+            let rate = u32_at(body + 4)?;
+            let align = u16::from_le_bytes(bytes.get(body + 12..body + 14)?.try_into().ok()?);
+            format = Some((rate, align));
+        } else if id == b"data" {
+            let (rate, align) = format.filter(|&(r, a)| r > 0 && a > 0)?;
+            let present = (bytes.len() - body) as u64;
+            // 0 and 0xFFFFFFFF: the size of a stream written to a pipe or never finalised.
+            let declared = match size {
+                0 | u32::MAX => present,
+                n => u64::from(n),
+            };
+            let held = declared.min(present) / u64::from(align) * u64::from(align);
+            return Some((at, held, rate, align));
+        }
+        // Chunks are padded to an even size.
+        let padded = usize::try_from(size)
+            .ok()?
+            .checked_add(usize::from(size % 2 == 1))?;
+        at = body.checked_add(padded)?;
+    }
+    None
+}
+
+/// The header of a WAV file (everything up to the sample data) with its `RIFF` and `data` sizes
+/// set to what the file holds, when they say otherwise; Symphonia refuses a zero `RIFF` size and
+/// trusts the declared data size.
+fn wav_header_as_held(bytes: &[u8]) -> Option<Vec<u8>> {
+    let (data_at, held, _, _) = wav_layout(bytes)?;
+    let riff = u32::try_from((data_at as u64 + 8 + held) - 8).ok()?;
+    let data = u32::try_from(held).ok()?;
+    let declared_riff = u32::from_le_bytes(bytes[4..8].try_into().ok()?);
+    let declared_data = u32::from_le_bytes(bytes[data_at + 4..data_at + 8].try_into().ok()?);
+    if declared_riff == riff && declared_data == data {
+        return None;
+    }
+    let mut head = bytes[..data_at + 8].to_vec();
+    head[4..8].copy_from_slice(&riff.to_le_bytes());
+    head[data_at + 4..data_at + 8].copy_from_slice(&data.to_le_bytes());
+    Some(head)
+}
+
+/// A byte source that reads `head` in place of the first `head.len()` bytes of `rest`.
+struct Patched<'a> {
+    head: Vec<u8>,
+    rest: &'a [u8],
+    pos: u64,
+}
+
+impl<'a> Patched<'a> {
+    fn new(head: Vec<u8>, rest: &'a [u8]) -> Self {
+        Self { head, rest, pos: 0 }
+    }
+}
+
+impl std::io::Read for Patched<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let pos = usize::try_from(self.pos).unwrap_or(usize::MAX);
+        let source = if pos < self.head.len() {
+            &self.head[pos..]
+        } else {
+            self.rest.get(pos..).unwrap_or_default()
+        };
+        let n = source.len().min(buf.len());
+        buf[..n].copy_from_slice(&source[..n]);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl std::io::Seek for Patched<'_> {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        let len = self.rest.len() as i128;
+        let target = match to {
+            std::io::SeekFrom::Start(n) => i128::from(n),
+            std::io::SeekFrom::End(n) => len + i128::from(n),
+            std::io::SeekFrom::Current(n) => i128::from(self.pos) + i128::from(n),
+        };
+        self.pos = u64::try_from(target).map_err(|_| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start")
+        })?;
+        Ok(self.pos)
+    }
+}
+
+impl symphonia::core::io::MediaSource for Patched<'_> {
+    fn is_seekable(&self) -> bool {
+        true
+    }
+
+    fn byte_len(&self) -> Option<u64> {
+        Some(self.rest.len() as u64)
+    }
+}
+
+/// Seconds of sample data a RIFF/WAVE file actually holds (see [`wav_layout`]).
+fn wav_held_seconds(bytes: &[u8]) -> Option<f64> {
+    let (_, held, rate, align) = wav_layout(bytes)?;
+    Some((held / u64::from(align)) as f64 / f64::from(rate))
 }
 
 /// Playable seconds of a Symphonia track (delay and padding excluded), if it states them.
