@@ -49,6 +49,13 @@ impl CredentialWatch {
         }
     }
 
+    /// When [`check`](Self::check) next reads the store even without a local revocation: the
+    /// session loop wakes then, so a session that sends nothing more (or waits on its last
+    /// windows) still ends within the interval of a revocation made by another process.
+    pub(crate) fn due(&self) -> Instant {
+        self.checked + self.recheck
+    }
+
     /// `Err` when the credential no longer authenticates: the token or the key behind it
     /// was revoked, or the key was. A store that cannot answer does not end a session.
     pub(crate) async fn check(&mut self) -> Result<(), Revoked> {
@@ -79,8 +86,10 @@ impl CredentialWatch {
                 Err(self.kind)
             }
             Err(error) => {
-                // Try again at the next chunk rather than end a session on a store hiccup.
+                // Try again at the next chunk or interval rather than end a session on a
+                // store hiccup.
                 tracing::warn!(%error, "cannot recheck a stream session's credential");
+                self.checked = Instant::now();
                 Ok(())
             }
         }

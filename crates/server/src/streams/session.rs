@@ -433,6 +433,11 @@ pub(crate) async fn run(
                 }
             }
             () = sleep_until(deadline) => pending = engine.on_tick(clock.now()),
+            () = tokio::time::sleep_until(credential.due()) => {
+                if let Err(revoked) = credential.check().await {
+                    pending = engine.on_credential_revoked(revoked);
+                }
+            }
             changed = shutdown.changed(), if !shutdown_seen => {
                 if changed.is_err() {
                     shutdown_seen = true;

@@ -915,6 +915,40 @@ async fn a_revoked_credential_ends_a_live_session_at_its_next_chunk() {
     server.shutdown().await;
 }
 
+/// Issue 11, defect 4, found by the official client: a key revoked by another process
+/// (`attune keys revoke` on the same store file) ends a session that has stopped sending and
+/// is only waiting, within the recheck interval (5 s), rather than at an idle timeout minutes
+/// later.
+#[tokio::test]
+async fn a_key_revoked_elsewhere_ends_an_idle_session_within_the_recheck_interval() {
+    let h = Harness::new().await;
+    let server = h.start().await;
+    let key = h.key("idle-revoked", &Scope::ALL).await;
+    let key_id = h
+        .store
+        .list_keys()
+        .await
+        .unwrap()
+        .into_iter()
+        .last()
+        .unwrap()
+        .id;
+    let media = fixture("segments/continuous.webm");
+    let mut ws = connect(&server, "/v2/stream/analyze", Auth::Header(&key)).await;
+    ws.ready().await;
+    ws.binary(&media[..20_000]).await;
+    // Another process on the same file: its revocation moves no counter in this server.
+    let elsewhere = attune_server::SqliteStore::open(h.dir.path().join("attune.sqlite3"))
+        .await
+        .unwrap();
+    elsewhere.revoke_key(&key_id).await.unwrap();
+    // Nothing more is sent: the session must notice on its own.
+    let (events, code) = ws.rest().await;
+    assert_eq!(errors(&events), [("ih2001".to_owned(), Value::Null)]);
+    assert_eq!(code, 4001);
+    server.shutdown().await;
+}
+
 /// Issue 11, defect 6, over a socket: with a queue bound of one byte every frame that meets
 /// a backlog is decoded without analysis. A continuous WebM sent in a burst still goes
 /// through whole: no `ih1002`, no unreadable frame, a graceful end, and whatever was
