@@ -455,3 +455,22 @@ fn several_files_without_out_is_a_usage_error() {
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("--out"), "{}", stderr(&output));
 }
+
+#[test]
+fn a_store_that_cannot_be_created_fails_at_start_with_one_clear_message() {
+    // Issue 16: a store directory that cannot be written (here: its parent is a file, which
+    // holds even for root) stops the server at start, naming the path once, not mid-request.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-directory");
+    std::fs::write(&file, b"x").unwrap();
+    let store = file.join("attune.sqlite3");
+    let output = attune(&["serve", "--bind", "127.0.0.1:0"])
+        .env("ATTUNE_STORE_PATH", &store)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let message = stderr(&output);
+    let path = file.display().to_string();
+    assert!(message.contains("the store is unavailable"), "{message}");
+    assert_eq!(message.matches(&path).count(), 1, "{message}");
+}

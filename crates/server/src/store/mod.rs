@@ -47,8 +47,10 @@ pub enum StoreError {
     InvalidAccountName(String),
     /// The store cannot be reached or failed; requests that need it answer
     /// `ih1003` and may be retried.
+    // The cause is in the message, not also a `#[source]`: a report of the whole chain
+    // (`{:#}`) would print it twice.
     #[error("the store is unavailable: {0}")]
-    Unavailable(#[source] Box<dyn StdError + Send + Sync>),
+    Unavailable(Box<dyn StdError + Send + Sync>),
     /// The store holds data this build cannot read (a newer schema, or a value
     /// outside what this build writes).
     #[error("the store holds data this build cannot read: {0}")]
