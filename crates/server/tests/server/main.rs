@@ -6,6 +6,7 @@ mod common;
 mod conformance;
 mod demo;
 mod early_refusals;
+mod hostile;
 mod http;
 mod jobs;
 mod keys;

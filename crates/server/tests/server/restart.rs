@@ -75,7 +75,7 @@ fn synthetic_speech(minutes: u32) -> Vec<u8> {
 
 /// The `attune` binary with `args`, on the store at `store`, with no
 /// `ATTUNE_*` setting of the environment the tests run in.
-fn attune(store: &Path, args: &[&str]) -> Command {
+pub(crate) fn attune(store: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_attune"));
     for (name, _) in std::env::vars_os() {
         if name.to_string_lossy().starts_with("ATTUNE_") {
@@ -92,14 +92,14 @@ fn attune(store: &Path, args: &[&str]) -> Command {
 
 /// A running `attune serve`, killed when dropped so a failing test leaves no
 /// process behind.
-struct Serve {
+pub(crate) struct Serve {
     child: Child,
     base_url: String,
 }
 
 impl Serve {
     /// Starts `attune serve` on a free port and waits until it listens.
-    fn start(store: &Path) -> Serve {
+    pub(crate) fn start(store: &Path) -> Serve {
         let mut child = attune(store, &["serve", "--bind", "127.0.0.1:0"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -130,8 +130,18 @@ impl Serve {
         serve
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base_url)
+    }
+
+    /// The server's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// `host:port`.
+    pub(crate) fn addr(&self) -> &str {
+        self.base_url.trim_start_matches("http://")
     }
 
     /// SIGKILL: no shutdown code runs.
