@@ -13,8 +13,8 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
 /// The bound on the server's peak RSS over the whole test, KiB (README, "Limits against
-/// hostile input"). An idle server holds about 20 MB (19 MB measured after the bombs); the bound leaves room for the
-/// analysis threads' buffers, never for a copy of a bomb.
+/// hostile input"). An idle server holds about 20 MB (19 MB measured after the bombs); the
+/// bound leaves room for the analysis threads' buffers, never for a copy of a bomb.
 const PEAK_RSS_BOUND_KB: u64 = 64 * 1024;
 
 /// Longest wait for one answer; never reached when the server behaves.
