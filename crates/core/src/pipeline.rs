@@ -276,7 +276,10 @@ fn analyze_media_with_progress(
     audio_absent: bool,
     progress: &mut dyn FnMut(Progress),
 ) -> FileAnalysis {
-    let frames = features::extract(samples);
+    let mut frames = features::extract(samples);
+    // The whole file is at hand: speaker turns from the whole-file models,
+    // not the online tracker streams must make do with.
+    features::diarize(&mut frames);
     progress(Progress::FeaturesExtracted);
     let params = ModelParams::for_model(model);
     let mut analyzer = RuleAnalyzer::new(params);
