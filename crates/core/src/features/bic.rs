@@ -14,7 +14,7 @@
 //!   within-unit covariance with the weight of [`DiarizeParams::shrink_frames`]
 //!   frames, so a 1 s unit still has a usable model.
 //! - **Clustering.** Speech units (at most 1 s, from
-//!   [`super::speakers`]) start as one cluster each; the pair with the
+//!   `features/speakers.rs`) start as one cluster each; the pair with the
 //!   lowest delta-BIC (Chen & Gopalakrishnan 1998: the log-likelihood gain
 //!   of two models over one, minus `lambda` times half the parameter count
 //!   times the log of the frame count) merges, until every pair's delta-BIC

@@ -1,4 +1,4 @@
-//! Speaker turns by voice timbre: speech cut into short units, each described by its spectral envelope and pitch register, grouped into speakers online (streams) or by agglomerative clustering (whole files).
+//! Speaker turns by voice timbre: speech cut into short units, each described by its spectral envelope and pitch register, grouped into speakers online (streams) or by Gaussian voice models with BIC clustering (whole files).
 //!
 //! The pipeline of classic diarization systems (segmentation, one embedding
 //! per segment, clustering; Anguera et al. 2012, *IEEE TASLP* 20(2)), kept
@@ -25,12 +25,9 @@
 //!   whose centroids have come closer than [`MERGE_DISTANCE`] merge (the
 //!   younger id retires; units already labelled keep their id, so a label,
 //!   once given, is final and streams equal files).
-//! - **Whole file** ([`diarize`]): agglomerative clustering of all units
-//!   (weighted centroid linkage) until the closest pair is farther than
-//!   [`STOP_DISTANCE`] (and at most [`MAX_SPEAKERS`] remain), speakers with
-//!   almost no speech folded into the nearest, then two passes of
-//!   reassignment of every unit to its nearest centroid. Speakers are
-//!   numbered by first appearance.
+//! - **Whole file** ([`diarize`], uploads): Gaussian voice models over the
+//!   units' frames, BIC clustering and a Viterbi resegmentation that may
+//!   split units where the speaker changes (`features/bic.rs`).
 //!
 //! Units with fewer than [`MIN_UNIT_VOICED_FRAMES`] voiced frames are too
 //! short to describe a voice: they take the nearest speaker without moving
@@ -342,7 +339,7 @@ impl UnitBuilder {
 
 /// Relabels every unit (and voiced segment) of a whole recording with
 /// Gaussian voice models (BIC clustering and a Viterbi resegmentation,
-/// [`super::bic`]); units may be split where the speaker changes inside
+/// `features/bic.rs`); units may be split where the speaker changes inside
 /// one. Units already forgotten are not seen; call it on the output of
 /// [`super::extract`].
 pub fn diarize(features: &mut super::FrameFeatures) {
