@@ -276,10 +276,7 @@ fn analyze_media_with_progress(
     audio_absent: bool,
     progress: &mut dyn FnMut(Progress),
 ) -> FileAnalysis {
-    let mut frames = features::extract(samples);
-    // The whole file is at hand: speaker turns from the whole-file models,
-    // not the online tracker streams must make do with.
-    features::diarize(&mut frames);
+    let frames = features::extract(samples);
     progress(Progress::FeaturesExtracted);
     let params = ModelParams::for_model(model);
     let mut analyzer = RuleAnalyzer::new(params);

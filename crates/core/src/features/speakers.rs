@@ -25,7 +25,7 @@
 //!   whose centroids have come closer than [`MERGE_DISTANCE`] merge (the
 //!   younger id retires; units already labelled keep their id, so a label,
 //!   once given, is final and streams equal files).
-//! - **Whole file** ([`diarize`], uploads): Gaussian voice models over the
+//! - **Whole file** ([`diarize`], whole recordings): Gaussian voice models over the
 //!   units' frames, BIC clustering and a Viterbi resegmentation that may
 //!   split units where the speaker changes (`features/bic.rs`).
 //!
