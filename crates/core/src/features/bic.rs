@@ -666,6 +666,58 @@ fn unit_of(features: &FrameFeatures, voiced: &[u64], speaker: u8) -> SpeechUnit 
 mod tests {
     use super::*;
 
+    /// Deterministic pseudo-random frame vectors around `centre`.
+    fn seed(centre: f64, salt: u64) -> Stats {
+        let mut state = salt
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let mut s = Stats::zero();
+        for _ in 0..30 {
+            let mut x = [0.0; D];
+            for v in &mut x {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                *v = centre + ((state >> 33) as f64 / (1u64 << 31) as f64 - 0.5) * 4.0;
+            }
+            s.push(&x);
+        }
+        s
+    }
+
+    #[test]
+    fn linear_clustering_of_a_long_file_ends_within_the_seed_cap() {
+        // Alternating voices never merge at lambda 0: the lambda must grow
+        // (a lambda of 0 once never grew, and a long upload spun forever).
+        let seeds: Vec<Stats> = (0..600)
+            .map(|k| seed(if k % 2 == 0 { 0.0 } else { 20.0 }, k))
+            .collect();
+        let mut prior = [0.0; D * D];
+        for i in 0..D {
+            prior[i * D + i] = 1.0;
+        }
+        let out = linear_cluster(seeds, &prior, 50.0, 0.0);
+        assert!(!out.is_empty() && out.len() <= MAX_SEEDS, "{}", out.len());
+        let clusters = cluster(out, &prior, 50.0, 1.0);
+        assert!(clusters.len() <= MAX_SPEAKERS);
+    }
+
+    #[test]
+    fn two_separated_voices_cluster_into_two() {
+        let seeds: Vec<Stats> = (0..40)
+            .map(|k| seed(if k % 3 == 0 { 0.0 } else { 20.0 }, k))
+            .collect();
+        let mut prior = [0.0; D * D];
+        for i in 0..D {
+            prior[i * D + i] = 1.0;
+        }
+        let clusters = cluster(seeds, &prior, 50.0, 1.0);
+        assert_eq!(clusters.len(), 2);
+        let mut sizes: Vec<f64> = clusters.iter().map(|c| c.n).collect();
+        sizes.sort_by(f64::total_cmp);
+        assert_eq!(sizes, vec![14.0 * 30.0, 26.0 * 30.0]);
+    }
+
     #[test]
     fn cholesky_inverse_and_log_det_agree_with_a_diagonal_matrix() {
         let mut a = [0.0; D * D];
