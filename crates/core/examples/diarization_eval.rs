@@ -11,7 +11,7 @@
 use attune_core::diarization::{
     diarization_error_rate, parse_rttm, speaker_segments, DerBreakdown,
 };
-use attune_core::features::{self, FrameFeatures};
+use attune_core::features::{self, DiarizeParams, FrameFeatures};
 
 const COLLAR: f64 = 0.25;
 
@@ -40,7 +40,7 @@ fn evaluate(wav: &str, rttm: &str) -> (DerBreakdown, DerBreakdown, usize, usize)
         let _ = std::fs::write(format!("{dir}/{name}.json"), dump.to_string());
     }
     let mut offline = online.clone();
-    features::diarize(&mut offline);
+    features::diarize_with(&mut offline, &params());
     let count = |f: &FrameFeatures| {
         let mut ids: Vec<u8> = f.speech_units.iter().filter_map(|u| u.speaker).collect();
         ids.sort_unstable();
@@ -53,6 +53,24 @@ fn evaluate(wav: &str, rttm: &str) -> (DerBreakdown, DerBreakdown, usize, usize)
         count(&online),
         count(&offline),
     )
+}
+
+/// The whole-file settings, defaults unless overridden for tuning by
+/// `DIARIZE_LAMBDA`, `DIARIZE_LINEAR`, `DIARIZE_SHRINK`, `DIARIZE_BLOCK`, `DIARIZE_SWITCH`,
+/// `DIARIZE_PASSES`, `DIARIZE_F0`, `DIARIZE_RECLUSTER`.
+fn params() -> DiarizeParams {
+    let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<f64>().ok());
+    let d = DiarizeParams::default();
+    DiarizeParams {
+        lambda: var("DIARIZE_LAMBDA").unwrap_or(d.lambda),
+        linear_lambda: var("DIARIZE_LINEAR").unwrap_or(d.linear_lambda),
+        shrink_frames: var("DIARIZE_SHRINK").unwrap_or(d.shrink_frames),
+        block_frames: var("DIARIZE_BLOCK").map_or(d.block_frames, |v| v as usize),
+        switch_penalty: var("DIARIZE_SWITCH").unwrap_or(d.switch_penalty),
+        passes: var("DIARIZE_PASSES").map_or(d.passes, |v| v as usize),
+        f0_weight: var("DIARIZE_F0").unwrap_or(d.f0_weight),
+        recluster_lambda: var("DIARIZE_RECLUSTER").unwrap_or(d.recluster_lambda),
+    }
 }
 
 fn row(name: &str, (on, off, n_on, n_off): &(DerBreakdown, DerBreakdown, usize, usize)) {

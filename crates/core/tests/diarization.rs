@@ -81,15 +81,17 @@ fn der_on_the_real_telephone_sample_stays_under_its_floor() {
     let (online, offline) = both(&format!("{dir}/sample.wav"));
     let on = diarization_error_rate(&reference, &speaker_segments(&online), COLLAR);
     let off = diarization_error_rate(&reference, &speaker_segments(&offline), COLLAR);
-    // Floors are what the method reaches (docs/EVALUATION.md), not the
-    // issue's 25 % target: two women of similar pitch on a telephone line
-    // are mostly confused by mean-MFCC embeddings.
+    // The whole-file floor is the target (reached: 13 %, see
+    // docs/EVALUATION.md); the settings were tuned on the synthetic c01-c08
+    // only. The online tracker still hears the two women as one speaker.
     assert!(on.rate() <= 0.50, "online DER {:.3} ({on:?})", on.rate());
     assert!(
-        off.rate() <= 0.50,
+        off.rate() <= 0.25,
         "whole-file DER {:.3} ({off:?})",
         off.rate()
     );
+    // Two women of one register are two speakers, not one.
+    assert_eq!(speaker_count(&offline), 2, "{off:?}");
     // Speech detection itself is good: most of the error is confusion.
     assert!(off.missed + off.false_alarm <= 0.12 * off.total, "{off:?}");
 }
@@ -111,11 +113,88 @@ fn der_on_the_synthetic_conversations_stays_under_its_floor() {
         ));
     }
     assert!(on.rate() <= 0.30, "online DER {:.3} ({on:?})", on.rate());
+    // The target is 15 %; reached at 15.0 % (docs/EVALUATION.md).
     assert!(
-        off.rate() <= 0.30,
+        off.rate() <= 0.155,
         "whole-file DER {:.3} ({off:?})",
         off.rate()
     );
+}
+
+fn speaker_count(f: &FrameFeatures) -> usize {
+    let mut ids: Vec<u8> = f.speech_units.iter().filter_map(|u| u.speaker).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.len()
+}
+
+#[test]
+fn two_voices_of_one_register_are_told_apart_in_whole_files() {
+    // c03: two female espeak voices (F1, F2), c08: two others (F3, F4); the
+    // mean-MFCC clustering heard each pair as one speaker (51 % and 20 %).
+    for name in ["c03_agreeing_f1_f2", "c08_disengaged_f3_f4"] {
+        let (reference, _, offline) = conversation(name);
+        let hyp = speaker_segments(&offline);
+        let d = diarization_error_rate(&reference, &hyp, COLLAR);
+        assert!(d.rate() <= 0.10, "{name}: DER {:.3} ({d:?})", d.rate());
+        assert_ne!(
+            main_id(&reference, "A", &hyp),
+            main_id(&reference, "B", &hyp),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn whole_file_diarization_keeps_mixed_register_pairs_apart() {
+    for name in [
+        "c01_lively_m1_f1",
+        "c04_disagreeing_m3_f3",
+        "c06_uncertain_m2_f4",
+    ] {
+        let (reference, _, offline) = conversation(name);
+        let d = diarization_error_rate(&reference, &speaker_segments(&offline), COLLAR);
+        assert!(d.rate() <= 0.05, "{name}: DER {:.3} ({d:?})", d.rate());
+    }
+}
+
+#[test]
+fn whole_file_units_tile_the_voiced_frames_in_order() {
+    // Resegmentation may split units where the speaker changes: the units
+    // stay ordered, disjoint, within the file, and every one has a speaker.
+    let (_, online, offline) = conversation("c07_stressed_m3_m4");
+    let voiced =
+        |f: &FrameFeatures| -> u32 { f.speech_units.iter().map(|u| u.voiced_frames).sum() };
+    assert_eq!(voiced(&online), voiced(&offline));
+    for w in offline.speech_units.windows(2) {
+        assert!(w[0].end_frame <= w[1].start_frame, "{w:?}");
+    }
+    for u in &offline.speech_units {
+        assert!(u.start_frame < u.end_frame && u.end_frame <= offline.end_index());
+        assert!(u.speaker.is_some(), "{u:?}");
+    }
+    // Voiced segments follow the new labels.
+    for s in &offline.voiced_segments {
+        if let Some(u) = offline
+            .speech_units
+            .iter()
+            .find(|u| u.start_frame <= s.start_frame && s.start_frame < u.end_frame)
+        {
+            assert_eq!(s.speaker, u.speaker);
+        }
+    }
+}
+
+#[test]
+fn whole_file_diarization_of_silence_or_one_voice_is_safe() {
+    // No speech: nothing to label, no panic.
+    let mut silent = features::extract(&vec![0.0; 16_000 * 3]);
+    features::diarize(&mut silent);
+    assert!(silent.speech_units.iter().all(|u| u.speaker.is_none()));
+    // One synthetic voice alone is one speaker.
+    let dir = format!("{}/speech", fixtures());
+    let (_, offline) = both(&format!("{dir}/baseline.wav"));
+    assert_eq!(speaker_count(&offline), 1);
 }
 
 #[test]

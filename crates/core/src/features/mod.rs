@@ -62,6 +62,7 @@
 //! assert!((first_second.f0_median_semitones.unwrap() - 36.0 - 12.0 * (200.0f32 / 220.0).log2()).abs() < 0.2);
 //! ```
 
+mod bic;
 mod harmonicity;
 mod history;
 mod intensity;
@@ -86,6 +87,7 @@ use speakers::{SpeakerTracker, UnitBuilder};
 use spectral::SpectralAnalyzer;
 use vad::Vad;
 
+pub use bic::{diarize_with, DiarizeParams};
 pub use intensity::{INTENSITY_FLOOR_DB, INTENSITY_MIN_PITCH_HZ};
 pub use pitch::{PITCH_CEILING_HZ, PITCH_FLOOR_HZ};
 pub use pulses::{
@@ -94,7 +96,7 @@ pub use pulses::{
 pub use speakers::{
     diarize, SpeechUnit, VoicedSegment, F0_SCALE_ST, MAX_SPEAKERS, MERGE_DISTANCE,
     MIN_FOUNDING_VOICED_FRAMES, MIN_SEGMENT_FRAMES, MIN_UNIT_VOICED_FRAMES, NEW_SPEAKER_DISTANCE,
-    STOP_DISTANCE, TIMBRE_SD, UNIT_GAP_FRAMES, UNIT_MAX_FRAMES,
+    TIMBRE_SD, UNIT_GAP_FRAMES, UNIT_MAX_FRAMES,
 };
 pub use spectral::TIMBRE_DIMS;
 pub use summary::{

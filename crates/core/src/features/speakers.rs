@@ -1,4 +1,4 @@
-//! Speaker turns by voice timbre: speech cut into short units, each described by its spectral envelope and pitch register, grouped into speakers online (streams) or by agglomerative clustering (whole files).
+//! Speaker turns by voice timbre: speech cut into short units, each described by its spectral envelope and pitch register, grouped into speakers online (streams) or by Gaussian voice models with BIC clustering (whole files).
 //!
 //! The pipeline of classic diarization systems (segmentation, one embedding
 //! per segment, clustering; Anguera et al. 2012, *IEEE TASLP* 20(2)), kept
@@ -25,12 +25,9 @@
 //!   whose centroids have come closer than [`MERGE_DISTANCE`] merge (the
 //!   younger id retires; units already labelled keep their id, so a label,
 //!   once given, is final and streams equal files).
-//! - **Whole file** ([`diarize`]): agglomerative clustering of all units
-//!   (weighted centroid linkage) until the closest pair is farther than
-//!   [`STOP_DISTANCE`] (and at most [`MAX_SPEAKERS`] remain), speakers with
-//!   almost no speech folded into the nearest, then two passes of
-//!   reassignment of every unit to its nearest centroid. Speakers are
-//!   numbered by first appearance.
+//! - **Whole file** ([`diarize`], whole recordings): Gaussian voice models over the
+//!   units' frames, BIC clustering and a Viterbi resegmentation that may
+//!   split units where the speaker changes (`features/bic.rs`).
 //!
 //! Units with fewer than [`MIN_UNIT_VOICED_FRAMES`] voiced frames are too
 //! short to describe a voice: they take the nearest speaker without moving
@@ -65,11 +62,6 @@ pub const F0_SCALE_ST: f32 = 4.0;
 pub const NEW_SPEAKER_DISTANCE: f32 = 3.0;
 /// Online: two speakers whose centroids come this close merge.
 pub const MERGE_DISTANCE: f32 = 1.4;
-/// Whole file: clustering stops when the closest two speakers are farther apart.
-pub const STOP_DISTANCE: f32 = 1.2;
-/// Whole file: a speaker with less than this share of the voiced time is
-/// folded into the nearest (a few stray units are not a person).
-const MIN_SPEAKER_SHARE: f32 = 0.04;
 /// Shortest voiced segment for [`VoicedSegment::duration_s`] users that
 /// want a stable median F0, frames (150 ms).
 pub const MIN_SEGMENT_FRAMES: u64 = 15;
@@ -345,166 +337,13 @@ impl UnitBuilder {
     }
 }
 
-/// Relabels every unit (and voiced segment) of a whole recording by
-/// agglomerative clustering; see the module docs. Units already forgotten
-/// are not seen; call it on the output of [`super::extract`].
+/// Relabels every unit (and voiced segment) of a whole recording with
+/// Gaussian voice models (BIC clustering and a Viterbi resegmentation,
+/// `features/bic.rs`); units may be split where the speaker changes inside
+/// one. Units already forgotten are not seen; call it on the output of
+/// [`super::extract`].
 pub fn diarize(features: &mut super::FrameFeatures) {
-    let units = &mut features.speech_units;
-    let judged: Vec<usize> = (0..units.len()).filter(|&i| units[i].is_judged()).collect();
-    if judged.is_empty() {
-        let any = units.iter().any(|u| u.f0_semitones.is_finite());
-        for u in units.iter_mut() {
-            u.speaker = any.then_some(0);
-        }
-        relabel_segments(features);
-        return;
-    }
-    // Clusters as (centroid, weight, members); nearest-neighbour bookkeeping
-    // keeps the merging at O(n^2) for the n units of a long file.
-    let mut clusters: Vec<Option<(Embedding, f32)>> = judged
-        .iter()
-        .map(|&i| Some((units[i].embedding(), units[i].voiced_frames as f32)))
-        .collect();
-    let n = clusters.len();
-    let mut member_of: Vec<usize> = (0..n).collect();
-    let dist = |a: &Option<(Embedding, f32)>, b: &Option<(Embedding, f32)>| -> f32 {
-        match (a, b) {
-            (Some(a), Some(b)) => a.0.distance(&b.0),
-            _ => f32::INFINITY,
-        }
-    };
-    let nearest_of = |clusters: &[Option<(Embedding, f32)>], i: usize| -> (usize, f32) {
-        let mut best = (i, f32::INFINITY);
-        for j in 0..clusters.len() {
-            if j != i {
-                let d = dist(&clusters[i], &clusters[j]);
-                if d < best.1 {
-                    best = (j, d);
-                }
-            }
-        }
-        best
-    };
-    let mut nearest: Vec<(usize, f32)> = (0..n).map(|i| nearest_of(&clusters, i)).collect();
-    let mut alive = n;
-    while alive > 1 {
-        let (i, &(j, d)) = nearest
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| clusters[*i].is_some())
-            .min_by(|a, b| a.1 .1.total_cmp(&b.1 .1))
-            .expect("at least two clusters alive");
-        if d > STOP_DISTANCE && alive <= MAX_SPEAKERS {
-            break;
-        }
-        let (keep, gone) = (i.min(j), i.max(j));
-        let (ge, gw) = clusters[gone].take().expect("alive");
-        if let Some((ke, kw)) = clusters[keep].as_mut() {
-            let mut c = Centroid {
-                id: 0,
-                at: *ke,
-                weight: *kw,
-            };
-            c.absorb(&ge, gw);
-            *ke = c.at;
-            *kw = c.weight;
-        }
-        for m in member_of.iter_mut() {
-            if *m == gone {
-                *m = keep;
-            }
-        }
-        alive -= 1;
-        for k in 0..n {
-            if clusters[k].is_some() && (k == keep || nearest[k].0 == keep || nearest[k].0 == gone)
-            {
-                nearest[k] = nearest_of(&clusters, k);
-            } else if clusters[k].is_some() {
-                let d = dist(&clusters[k], &clusters[keep]);
-                if d < nearest[k].1 {
-                    nearest[k] = (keep, d);
-                }
-            }
-        }
-    }
-    let mut centroids: Vec<(Embedding, f32)> = clusters.into_iter().flatten().collect();
-    // Fold speakers with almost no speech into the nearest.
-    loop {
-        let total: f32 = centroids.iter().map(|c| c.1).sum();
-        let Some(small) = (0..centroids.len())
-            .filter(|&k| centroids.len() > 1 && centroids[k].1 < MIN_SPEAKER_SHARE * total)
-            .min_by(|&a, &b| centroids[a].1.total_cmp(&centroids[b].1))
-        else {
-            break;
-        };
-        let (e, w) = centroids.remove(small);
-        let target = nearest_centroid(&centroids, &e);
-        let mut c = Centroid {
-            id: 0,
-            at: centroids[target].0,
-            weight: centroids[target].1,
-        };
-        c.absorb(&e, w);
-        centroids[target] = (c.at, c.weight);
-    }
-    // Refine: reassign every judged unit to its nearest centroid, recompute.
-    let mut label: Vec<usize> = vec![0; units.len()];
-    for _ in 0..2 {
-        for &i in &judged {
-            label[i] = nearest_centroid(&centroids, &units[i].embedding());
-        }
-        let mut fresh: Vec<Option<Centroid>> = vec![None; centroids.len()];
-        for &i in &judged {
-            let e = units[i].embedding();
-            let w = units[i].voiced_frames as f32;
-            match &mut fresh[label[i]] {
-                Some(c) => c.absorb(&e, w),
-                slot => {
-                    *slot = Some(Centroid {
-                        id: 0,
-                        at: e,
-                        weight: w,
-                    })
-                }
-            }
-        }
-        centroids = fresh
-            .into_iter()
-            .zip(&centroids)
-            .filter_map(|(f, _)| f.map(|c| (c.at, c.weight)))
-            .collect();
-    }
-    for (i, u) in units.iter_mut().enumerate() {
-        if u.f0_semitones.is_finite() {
-            label[i] = nearest_centroid(&centroids, &u.embedding());
-        }
-    }
-    // Number speakers by first appearance.
-    let mut order: Vec<usize> = Vec::new();
-    for (i, u) in units.iter_mut().enumerate() {
-        if !u.f0_semitones.is_finite() {
-            u.speaker = None;
-            continue;
-        }
-        let pos = match order.iter().position(|&c| c == label[i]) {
-            Some(p) => p,
-            None => {
-                order.push(label[i]);
-                order.len() - 1
-            }
-        };
-        u.speaker = Some(pos as u8);
-    }
-    relabel_segments(features);
-}
-
-fn nearest_centroid(centroids: &[(Embedding, f32)], e: &Embedding) -> usize {
-    centroids
-        .iter()
-        .enumerate()
-        .map(|(k, c)| (k, c.0.distance(e)))
-        .min_by(|a, b| a.1.total_cmp(&b.1))
-        .map_or(0, |(k, _)| k)
+    super::bic::diarize(features);
 }
 
 /// Gives every voiced segment the speaker of the unit it starts in.
