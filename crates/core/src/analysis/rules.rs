@@ -84,10 +84,11 @@ impl RuleAnalyzer {
 
         let mut findings = Vec::new();
         for rule in self.params.signals {
-            if let Some(required) = rule.requires {
-                if !evidence.iter().any(|e| required.contains(&e.cue)) {
-                    continue;
-                }
+            let present = |group: Option<&[Cue]>| {
+                group.is_none_or(|g| evidence.iter().any(|e| g.contains(&e.cue)))
+            };
+            if !present(rule.requires) || !present(rule.requires_also) {
+                continue;
             }
             if evidence.iter().any(|e| rule.vetoes.contains(&e.cue)) {
                 continue;
@@ -117,6 +118,8 @@ impl RuleAnalyzer {
 
         let rule = &self.params.engagement;
         let (engaged, _) = score(rule.engaged, &evidence);
+        let (against, _) = score(rule.against_engaged, &evidence);
+        let engaged = engaged - against;
         let (disengaged, _) = score(rule.disengaged, &evidence);
         let engagement = if engaged >= rule.threshold && engaged > disengaged {
             EngagementLevel::Engaged
