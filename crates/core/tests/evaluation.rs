@@ -743,3 +743,38 @@ fn pink_noise_at_20_db_snr_or_a_telephone_band_keeps_most_engagement_states() {
         assert!(share >= floor, "{name}: {:.0}% kept", share * 100.0);
     }
 }
+
+/// Prints each robustness variant's window measures beside the base
+/// recording's (for diagnosis):
+/// `cargo test -p attune-core --test evaluation robustness_dump -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn robustness_dump() {
+    for name in ["base", "phone", "pink20", "step8"] {
+        let windows = measure(&pcm(&format!("robustness/{name}.flac")), None);
+        let analysis = analyze_fixture(name);
+        for (w, r) in windows.iter().zip(&analysis.windows) {
+            let a = &w.audio;
+            eprintln!(
+                "{name} #{} {} speech {:.1}s pauses {}/{:.1}s max {:.1}s rate {} gaps {:?} | {}",
+                r.index,
+                r.engagement_status.as_str(),
+                a.speech_seconds,
+                a.pause_count,
+                a.pause_seconds,
+                a.pause_max,
+                a.speech_rate.map_or("-".into(), |x| format!("{x:.1}")),
+                a.turn_list
+                    .iter()
+                    .filter_map(|t| t.gap_before)
+                    .map(|g| (g * 100.0).round() / 100.0)
+                    .collect::<Vec<_>>(),
+                r.signals
+                    .iter()
+                    .map(|s| format!("{}:{:?}", s.signal_type, s.probability))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            );
+        }
+    }
+}
