@@ -12,7 +12,7 @@
 
 use crate::analysis::params::ModelParams;
 use crate::analysis::{
-    AudioMeasures, RuleAnalyzer, SpeakerMeasures, WindowAnalyzer, WindowFeatures,
+    AudioMeasures, RuleAnalyzer, SpeakerMeasures, TurnMeasures, WindowAnalyzer, WindowFeatures,
 };
 use crate::error::{ErrorCode, ServiceError};
 use crate::features::{self, Span, SpanFeatures};
@@ -392,6 +392,17 @@ pub fn audio_measures(s: &SpanFeatures) -> AudioMeasures {
         overlaps: s.overlap_count,
         response_latency: f(s.gap_mean_s),
         backchannels: s.backchannel_count,
+        turn_list: s
+            .turns
+            .iter()
+            .map(|t| TurnMeasures {
+                speaker: u32::from(t.speaker),
+                start: t.start_s,
+                end: t.end_s,
+                gap_before: t.gap_before_s.filter(|g| g.is_finite()),
+                backchannel: t.backchannel,
+            })
+            .collect(),
         per_speaker: s
             .per_speaker
             .iter()

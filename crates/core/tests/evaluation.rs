@@ -44,8 +44,49 @@ struct Label {
 
 struct Conversation {
     name: String,
+    /// Windows measured with the speaker tracker, as an upload is.
     windows: Vec<WindowFeatures>,
+    /// The same windows with every speech unit given the speaker of the
+    /// reference turns (RTTM) it overlaps most: the rules on perfect speaker
+    /// turns, which tells rule errors from speaker confusion.
+    oracle_windows: Vec<WindowFeatures>,
     labels: Vec<Label>,
+    /// Each labelled window's scripted behaviour (for the diagnosis table).
+    behaviours: BTreeMap<usize, String>,
+}
+
+/// Which speaker turns the windows are measured with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Turns {
+    /// The shipped speaker tracker (`features::speakers`).
+    Tracker,
+    /// The reference turns of the fixture's RTTM.
+    Oracle,
+}
+
+/// Reference turns of an RTTM file: (start, end, speaker index by role).
+fn rttm(path: &str) -> Vec<(f64, f64, u8)> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut roles: Vec<String> = Vec::new();
+    text.lines()
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() < 8 || f[0] != "SPEAKER" {
+                return None;
+            }
+            let start: f64 = f[3].parse().ok()?;
+            let duration: f64 = f[4].parse().ok()?;
+            let role = f[7].to_owned();
+            let id = match roles.iter().position(|r| *r == role) {
+                Some(i) => i,
+                None => {
+                    roles.push(role);
+                    roles.len() - 1
+                }
+            };
+            Some((start, start + duration, id as u8))
+        })
+        .collect()
 }
 
 fn signals(value: &serde_json::Value) -> Vec<SignalType> {
@@ -61,8 +102,23 @@ fn signals(value: &serde_json::Value) -> Vec<SignalType> {
 
 /// The measured windows of a recording, exactly as the upload pipeline cuts
 /// and measures them (features are extracted once, whatever analyzer runs).
-fn measure(samples: &[f32]) -> Vec<WindowFeatures> {
-    let frames = features::extract(samples);
+fn measure(samples: &[f32], oracle: Option<&[(f64, f64, u8)]>) -> Vec<WindowFeatures> {
+    let mut frames = features::extract(samples);
+    if let Some(reference) = oracle {
+        for unit in &mut frames.speech_units {
+            let (s, e) = (unit.start_s(), unit.end_s());
+            let mut overlap = [0.0f64; 8];
+            for &(rs, re, id) in reference {
+                overlap[usize::from(id)] += (re.min(e) - rs.max(s)).max(0.0);
+            }
+            let (best, most) =
+                overlap.iter().enumerate().fold(
+                    (0, 0.0),
+                    |acc, (i, &o)| if o > acc.1 { (i, o) } else { acc },
+                );
+            unit.speaker = (most > 0.0).then_some(best as u8);
+        }
+    }
     let duration = samples.len() as f64 / f64::from(features::SAMPLE_RATE);
     WindowPlan::UPLOAD
         .windows(duration)
@@ -104,11 +160,27 @@ fn corpus() -> &'static [Conversation] {
                         must_not: signals(&w["must_not_fire"]),
                     })
                     .collect();
+                let behaviours = doc["windows"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|w| {
+                        (
+                            w["index"].as_u64().unwrap() as usize,
+                            w["behaviour"].as_str().unwrap_or("?").to_owned(),
+                        )
+                    })
+                    .collect();
                 let wav = doc["file"].as_str().unwrap();
+                let name = wav.trim_end_matches(".wav").to_owned();
+                let samples = pcm(&format!("conversations/{wav}"));
+                let reference = rttm(&format!("{dir}/{name}.rttm"));
                 Conversation {
-                    name: wav.trim_end_matches(".wav").to_owned(),
-                    windows: measure(&pcm(&format!("conversations/{wav}"))),
+                    windows: measure(&samples, None),
+                    oracle_windows: measure(&samples, Some(&reference)),
+                    name,
                     labels,
+                    behaviours,
                 }
             })
             .collect()
@@ -185,14 +257,18 @@ fn state_index(state: EngagementLevel) -> usize {
 /// Runs a fresh analyzer per conversation over the corpus and scores it.
 /// A signal counts as fired at any probability level.
 fn evaluate(make: &dyn Fn() -> Box<dyn WindowAnalyzer>) -> Scores {
+    evaluate_with(make, Turns::Tracker)
+}
+
+fn evaluate_with(make: &dyn Fn() -> Box<dyn WindowAnalyzer>, turns: Turns) -> Scores {
     let mut scores = Scores::default();
     for conversation in corpus() {
         let mut analyzer = make();
-        let verdicts: Vec<WindowVerdict> = conversation
-            .windows
-            .iter()
-            .map(|w| analyzer.analyze(w))
-            .collect();
+        let windows = match turns {
+            Turns::Tracker => &conversation.windows,
+            Turns::Oracle => &conversation.oracle_windows,
+        };
+        let verdicts: Vec<WindowVerdict> = windows.iter().map(|w| analyzer.analyze(w)).collect();
         for label in &conversation.labels {
             let Some(verdict) = verdicts.get(label.index) else {
                 continue;
@@ -223,27 +299,50 @@ fn rules() -> Box<dyn WindowAnalyzer> {
 /// The floors CI holds: the figures reached when they were set, rounded
 /// down (targets: accuracy 0.8, precision 0.7 and recall 0.6 each; see
 /// docs/EVALUATION.md for which are met).
-const ACCURACY_FLOOR: f64 = 0.6;
-const FLOORS: [(SignalType, f64, f64); 5] = [
-    (SignalType::Hesitation, 0.8, 0.9),
+const ACCURACY_FLOOR: f64 = 0.75;
+const FLOORS: [(SignalType, f64, f64); 7] = [
+    (SignalType::Hesitation, 0.9, 0.9),
     (SignalType::Uncertainty, 0.95, 0.85),
-    // Not reached yet: stress fires in none of its windows (see
-    // docs/EVALUATION.md); the floor only keeps it from firing at random.
-    (SignalType::Stress, 0.0, 0.0),
+    (SignalType::Stress, 0.95, 0.6),
     (SignalType::Disengagement, 0.95, 0.7),
-    (SignalType::Engagement, 0.65, 0.3),
+    (SignalType::Engagement, 0.95, 0.75),
+    // Not among the targets; floors keep them from regressing.
+    (SignalType::Disagreement, 0.95, 0.55),
+    (SignalType::Interest, 0.95, 0.3),
+];
+
+/// The rules' own floors, on the reference speaker turns (the oracle): what
+/// the rules reach when the speaker turns are right, so a change of the
+/// speaker tracker moves the floors above but not these.
+const ORACLE_ACCURACY_FLOOR: f64 = 0.9;
+const ORACLE_FLOORS: [(SignalType, f64, f64); 7] = [
+    (SignalType::Hesitation, 0.95, 0.9),
+    (SignalType::Uncertainty, 0.95, 0.85),
+    (SignalType::Stress, 0.95, 0.95),
+    (SignalType::Disengagement, 0.95, 0.7),
+    (SignalType::Engagement, 0.95, 0.95),
+    (SignalType::Disagreement, 0.95, 0.7),
+    (SignalType::Interest, 0.95, 0.55),
 ];
 
 /// Which floors the scores miss (empty when all are met).
 fn missed_floors(scores: &Scores) -> Vec<String> {
+    missed_floors_of(scores, ACCURACY_FLOOR, &FLOORS)
+}
+
+fn missed_floors_of(
+    scores: &Scores,
+    accuracy: f64,
+    floors: &[(SignalType, f64, f64)],
+) -> Vec<String> {
     let mut missed = Vec::new();
-    if scores.accuracy() < ACCURACY_FLOOR {
+    if scores.accuracy() < accuracy {
         missed.push(format!(
-            "engagement accuracy {:.2} < {ACCURACY_FLOOR}",
+            "engagement accuracy {:.2} < {accuracy}",
             scores.accuracy()
         ));
     }
-    for (signal, precision, recall) in FLOORS {
+    for &(signal, precision, recall) in floors {
         let c = scores.counts(signal);
         if c.precision() < precision {
             missed.push(format!(
@@ -293,10 +392,126 @@ fn report(scores: &Scores) -> String {
     out
 }
 
+/// One line per labelled window the analyzer misreads (wrong state, a
+/// signal missed or a negative control fired), with every cue it found and
+/// its strength, and the measures behind them: the diagnosis table of
+/// docs/EVALUATION.md.
+fn diagnosis(turns: Turns) -> String {
+    let mut out = String::new();
+    for c in corpus() {
+        let mut analyzer = RuleAnalyzer::new(ModelParams::for_model(Model::Inter2));
+        let windows = match turns {
+            Turns::Tracker => &c.windows,
+            Turns::Oracle => &c.oracle_windows,
+        };
+        for (k, w) in windows.iter().enumerate() {
+            let x = analyzer.explain(w);
+            let Some(label) = c.labels.iter().find(|l| l.index == k) else {
+                continue;
+            };
+            let fired = |s: &SignalType| x.verdict.findings.iter().any(|f| f.signal == *s);
+            let missed: Vec<&str> = label
+                .should
+                .iter()
+                .filter(|s| !fired(s))
+                .map(|s| s.as_str())
+                .collect();
+            let false_alarms: Vec<&str> = label
+                .must_not
+                .iter()
+                .filter(|s| fired(s))
+                .map(|s| s.as_str())
+                .collect();
+            let wrong_state = label.state.is_some_and(|s| s != x.verdict.engagement);
+            let all = std::env::var_os("EVAL_ALL").is_some();
+            if !all && !wrong_state && missed.is_empty() && false_alarms.is_empty() {
+                continue;
+            }
+            let a = &w.audio;
+            let cues: Vec<String> = x
+                .evidence
+                .iter()
+                .map(|e| format!("{:?} {:.2}", e.cue, e.strength))
+                .collect();
+            let speakers: Vec<String> = a
+                .per_speaker
+                .iter()
+                .map(|p| {
+                    format!(
+                        "s{}:{:.1}s/{}/{}/{}",
+                        p.speaker,
+                        p.speech_seconds,
+                        p.f0_mean.map_or("-".into(), |f| format!("{f:.1}st")),
+                        p.f0_range.map_or("-".into(), |f| format!("r{f:.1}")),
+                        p.loudness_mean.map_or("-".into(), |f| format!("{f:.1}dB"))
+                    )
+                })
+                .collect();
+            let turn_list: Vec<String> = a
+                .turn_list
+                .iter()
+                .map(|t| {
+                    format!(
+                        "s{}{} {:.1}s{}",
+                        t.speaker,
+                        if t.backchannel { "(bc)" } else { "" },
+                        t.end - t.start,
+                        t.gap_before
+                            .map_or(String::new(), |g| format!(" after {g:.2}"))
+                    )
+                })
+                .collect();
+            out.push_str(&format!(
+                "{} #{k} [{}] truth {} read {} (E {:.2} / D {:.2}){}{} | cues: {} | speech {:.1}s, {} voices [{}], turns {} [{}], latency {}, overlaps {}, backchannels {}, pauses {}/{:.1}s max {:.1}s, fillers {}, rise/fall {}/{}, rate {}, loud {}, range {}\n",
+                &c.name[..3],
+                c.behaviours.get(&k).map_or("?", |b| b.as_str()),
+                label.state.map_or("-", |s| s.as_str()),
+                x.verdict.engagement.as_str(),
+                x.engaged_score,
+                x.disengaged_score,
+                if missed.is_empty() { String::new() } else { format!(" | missed {}", missed.join(",")) },
+                if false_alarms.is_empty() { String::new() } else { format!(" | false {}", false_alarms.join(",")) },
+                cues.join(", "),
+                a.speech_seconds,
+                a.speakers,
+                speakers.join(" "),
+                a.turns,
+                turn_list.join("; "),
+                a.response_latency.map_or("-".into(), |l| format!("{l:.2}s")),
+                a.overlaps,
+                a.backchannels,
+                a.pause_count,
+                a.pause_seconds,
+                a.pause_max,
+                a.filled_pause_count,
+                a.rising_terminals,
+                a.falling_terminals,
+                a.speech_rate.map_or("-".into(), |r| format!("{r:.1}")),
+                a.loudness_mean.map_or("-".into(), |r| format!("{r:.1}")),
+                a.f0_range.map_or("-".into(), |r| format!("{r:.1}")),
+            ));
+        }
+    }
+    out
+}
+
 #[test]
 fn the_rule_analyzer_meets_its_floors_on_the_labelled_corpus() {
     let scores = evaluate(&rules);
     eprintln!("\n{}", report(&scores));
+    eprintln!(
+        "Misread windows (speaker tracker):\n{}",
+        diagnosis(Turns::Tracker)
+    );
+    let oracle = evaluate_with(&rules, Turns::Oracle);
+    eprintln!(
+        "\nWith the reference speaker turns (oracle):\n{}",
+        report(&oracle)
+    );
+    eprintln!(
+        "Misread windows (oracle turns):\n{}",
+        diagnosis(Turns::Oracle)
+    );
     for c in corpus() {
         let analysis_windows = c.windows.len();
         assert!(
@@ -307,6 +522,24 @@ fn the_rule_analyzer_meets_its_floors_on_the_labelled_corpus() {
     }
     let missed = missed_floors(&scores);
     assert!(missed.is_empty(), "{missed:#?}\n{}", report(&scores));
+}
+
+#[test]
+fn the_rules_meet_their_floors_on_the_reference_speaker_turns() {
+    let scores = evaluate_with(&rules, Turns::Oracle);
+    let missed = missed_floors_of(&scores, ORACLE_ACCURACY_FLOOR, &ORACLE_FLOORS);
+    assert!(missed.is_empty(), "{missed:#?}\n{}", report(&scores));
+    // A constant analyzer fails these floors too.
+    for state in STATES {
+        for all in [false, true] {
+            let verdict = constant(state, all);
+            let scores = evaluate_with(&|| Box::new(Constant(verdict.clone())), Turns::Oracle);
+            assert!(
+                !missed_floors_of(&scores, ORACLE_ACCURACY_FLOOR, &ORACLE_FLOORS).is_empty(),
+                "a constant {state} analyzer meets the oracle floors"
+            );
+        }
+    }
 }
 
 /// An analyzer that answers the same verdict whatever it hears.
@@ -487,9 +720,9 @@ fn an_8_db_level_step_mid_file_adds_at_most_one_medium_or_high_signal() {
 }
 
 /// Share of windows that must keep their state under noise or a telephone
-/// band: the target is 0.9; pink noise reaches 0.91 and the telephone band
-/// 0.64 (see docs/EVALUATION.md), so the telephone floor is below target.
-const KEPT_STATES_FLOORS: [(&str, f64); 2] = [("pink20", 0.9), ("phone", 0.6)];
+/// band: the target, 0.9; both reach 0.91 with rules-4 (see
+/// docs/EVALUATION.md).
+const KEPT_STATES_FLOORS: [(&str, f64); 2] = [("pink20", 0.9), ("phone", 0.9)];
 
 #[test]
 fn pink_noise_at_20_db_snr_or_a_telephone_band_keeps_most_engagement_states() {
@@ -508,5 +741,40 @@ fn pink_noise_at_20_db_snr_or_a_telephone_band_keeps_most_engagement_states() {
     }
     for (name, share, floor) in kept {
         assert!(share >= floor, "{name}: {:.0}% kept", share * 100.0);
+    }
+}
+
+/// Prints each robustness variant's window measures beside the base
+/// recording's (for diagnosis):
+/// `cargo test -p attune-core --test evaluation robustness_dump -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn robustness_dump() {
+    for name in ["base", "phone", "pink20", "step8"] {
+        let windows = measure(&pcm(&format!("robustness/{name}.flac")), None);
+        let analysis = analyze_fixture(name);
+        for (w, r) in windows.iter().zip(&analysis.windows) {
+            let a = &w.audio;
+            eprintln!(
+                "{name} #{} {} speech {:.1}s pauses {}/{:.1}s max {:.1}s rate {} gaps {:?} | {}",
+                r.index,
+                r.engagement_status.as_str(),
+                a.speech_seconds,
+                a.pause_count,
+                a.pause_seconds,
+                a.pause_max,
+                a.speech_rate.map_or("-".into(), |x| format!("{x:.1}")),
+                a.turn_list
+                    .iter()
+                    .filter_map(|t| t.gap_before)
+                    .map(|g| (g * 100.0).round() / 100.0)
+                    .collect::<Vec<_>>(),
+                r.signals
+                    .iter()
+                    .map(|s| format!("{}:{:?}", s.signal_type, s.probability))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            );
+        }
     }
 }

@@ -140,6 +140,30 @@ const LEVEL_STEP_PITCH_ST: f64 = 1.5;
 /// 2006), a gain change does not touch it.
 const LEVEL_STEP_TILT_DB: f64 = 2.0;
 
+/// Seconds of a voice's own speech in a window before its pitch is judged in
+/// a window with several voices (a fragment says little about a register).
+pub const VOICE_MIN_SPEECH_S: f64 = 1.0;
+
+/// The reply latencies of a window: the silence before each turn that
+/// answers another voice, leaving out overlaps (no silence) and
+/// backchannels (not replies). Without a turn list (measures built by hand),
+/// the window's mean latency when it is positive.
+fn reply_gaps(a: &super::features::AudioMeasures) -> Vec<f64> {
+    if a.turn_list.is_empty() {
+        return a
+            .response_latency
+            .filter(|l| l.is_finite() && *l > 0.0)
+            .into_iter()
+            .collect();
+    }
+    a.turn_list
+        .iter()
+        .filter(|t| !t.backchannel)
+        .filter_map(|t| t.gap_before)
+        .filter(|g| g.is_finite() && *g > 0.0)
+        .collect()
+}
+
 /// A population norm: mean and spread of a measure across speakers.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Norm {
@@ -231,7 +255,12 @@ impl SpeakerBaselines {
     /// Whether the speaker's own baseline has heard enough to judge.
     pub fn is_established(&self) -> bool {
         self.speech_s >= OWN_BASELINE_SPEECH_S
-            && self.rate.count().max(self.loudness.count()) >= 2.0
+            && self
+                .rate
+                .count()
+                .max(self.loudness.count())
+                .max(self.f0_mean.count())
+                >= 2.0
     }
 
     fn observe(&mut self, w: &WindowFeatures, level_offset: f64) {
@@ -432,9 +461,12 @@ impl ConversationBaselines {
                         ),
                     );
                 } else if speech >= 2.0 && a.filled_pause_count == 0 {
+                    // rules-4: judged by the longest pause against the 0.5 s
+                    // hesitation norm, not by the total: pauses of 0.25-0.3 s
+                    // between phrases are ordinary fluent speech.
                     push(
                         Cue::Fluent,
-                        1.0 - a.pause_seconds,
+                        (0.5 - a.pause_max) / 0.25,
                         format!("{:.1} s of speech with no pause over 0.5 s", speech),
                     );
                 }
@@ -488,14 +520,37 @@ impl ConversationBaselines {
                 }
             }
 
-            if let (Some(f0), Some(id)) = (a.f0_mean.filter(|f| prosody_ok && f.is_finite()), id) {
-                // The register comes from the speaker's own mean pitch when known,
-                // so a low voice raised high is judged as a raised low voice.
-                let habitual = self
-                    .speakers
-                    .get(&id)
-                    .and_then(|b| b.f0_mean.mean())
-                    .unwrap_or(f0);
+            // Pitch is judged per voice: the window's own voice, or in a
+            // window with several voices each one heard for at least
+            // `VOICE_MIN_SPEECH_S` (its own frames, `per_speaker`), so a
+            // raised voice is seen even while another one answers it. The
+            // most raised voice carries the cue and is named.
+            let voices: Vec<(u32, f64)> = match (a.f0_mean, id) {
+                (Some(f0), Some(id)) => vec![(id, f0)],
+                (None, _) if a.speakers >= 2 => a
+                    .per_speaker
+                    .iter()
+                    .filter(|p| p.speech_seconds >= VOICE_MIN_SPEECH_S)
+                    .filter_map(|p| Some((p.speaker, p.f0_mean?)))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let mut raised: Option<(f64, String)> = None;
+            for (vid, f0) in voices
+                .into_iter()
+                .filter(|(_, f)| prosody_ok && f.is_finite())
+            {
+                let known = self.speakers.get(&vid);
+                let mine_b = known.filter(|b| b.is_established());
+                let (who, owner) = if several {
+                    (format!("speaker {}: ", vid + 1), "their own baseline")
+                } else {
+                    (String::new(), "this speaker's baseline")
+                };
+                // The register comes from the speaker's own mean pitch when
+                // known, so a low voice raised high is judged as a raised low
+                // voice.
+                let habitual = known.and_then(|b| b.f0_mean.mean()).unwrap_or(f0);
                 let (norm, register) = if (habitual - PITCH_LOW_NORM.mean).abs()
                     <= (habitual - PITCH_HIGH_NORM.mean).abs()
                 {
@@ -508,7 +563,7 @@ impl ConversationBaselines {
                     reference: format!("the norm for {register} ({:.0} Hz)", hz(norm.mean)),
                     mean: norm.mean,
                 };
-                let mine = own.and_then(|b| {
+                let mine = mine_b.and_then(|b| {
                     let mean = b.f0_mean.mean()?;
                     Some(Judged {
                         z: b.f0_mean.z(f0)?,
@@ -517,17 +572,21 @@ impl ConversationBaselines {
                     })
                 });
                 if let Some(j) = stronger(Some(by_norm), mine) {
-                    push(
-                        Cue::HighPitch,
-                        j.z / 2.0,
-                        format!(
-                            "{who}mean pitch {:.0} Hz, {:.1} semitones above {}",
-                            hz(f0),
-                            f0 - j.mean,
-                            j.reference
-                        ),
-                    );
+                    if raised.as_ref().is_none_or(|(z, _)| j.z > *z) {
+                        raised = Some((
+                            j.z,
+                            format!(
+                                "{who}mean pitch {:.0} Hz, {:.1} semitones above {}",
+                                hz(f0),
+                                f0 - j.mean,
+                                j.reference
+                            ),
+                        ));
+                    }
                 }
+            }
+            if let Some((z, text)) = raised {
+                push(Cue::HighPitch, z / 2.0, text);
             }
 
             if let Some(range) = a.f0_range.filter(|r| prosody_ok && r.is_finite()) {
@@ -647,20 +706,37 @@ impl ConversationBaselines {
                 }
             }
 
-            if let Some(latency) = a.response_latency {
-                if latency >= 0.6 {
-                    push(
-                        Cue::LongLatency,
-                        (latency - 0.4) / 0.6,
-                        format!("replies came after {latency:.1} s of silence"),
-                    );
-                } else if latency <= 0.3 {
-                    push(
-                        Cue::ShortLatency,
-                        (0.5 - latency) / 0.3,
-                        format!("replies came within {:.0} ms", latency * 1000.0),
-                    );
-                }
+            // Reply latency: the silences before turns that answer another
+            // voice. Overlaps (no silence) are their own cue and backchannels
+            // are not replies, so neither shortens the mean: a disagreement
+            // with one overlap and one 1 s gap reads as a late reply and an
+            // overlap, not as a 0.5 s average. One late reply is enough to be
+            // heard as trouble (Roberts et al. 2006); prompt means every reply
+            // was prompt.
+            let gaps = reply_gaps(a);
+            let longest = gaps.iter().copied().fold(0.0f64, f64::max);
+            if longest >= 0.6 {
+                push(
+                    Cue::LongLatency,
+                    (longest - 0.4) / 0.6,
+                    if gaps.len() == 1 {
+                        format!("the reply came after {longest:.1} s of silence")
+                    } else {
+                        format!(
+                            "the latest of {} replies came after {longest:.1} s of silence",
+                            gaps.len()
+                        )
+                    },
+                );
+            } else if !gaps.is_empty() {
+                // Strength from the slowest reply, so it changes smoothly
+                // (a frame's difference in where speech starts moves it a
+                // little, never on or off): 1 at 200 ms, the modal gap.
+                push(
+                    Cue::ShortLatency,
+                    (0.5 - longest) / 0.3,
+                    format!("replies came within {:.0} ms", longest * 1000.0),
+                );
             }
             if a.overlaps > 0 {
                 push(
@@ -701,7 +777,7 @@ impl ConversationBaselines {
             // (Roberts et al. 2006). Silences well beyond that withdraw from the
             // exchange (Whitehill et al. 2014 list long gaps among disengagement
             // cues).
-            let silence = a.pause_max.max(a.response_latency.unwrap_or(0.0));
+            let silence = a.pause_max.max(longest);
             if spoke && silence >= 1.5 {
                 push(
                     Cue::LongSilence,
@@ -770,6 +846,20 @@ impl ConversationBaselines {
                 .entry(id)
                 .or_default()
                 .observe(w, self.level_offset);
+        } else {
+            // Several voices: each one's pitch from its own frames, so a
+            // speaker who is only heard in exchanges still gets a baseline.
+            for p in a
+                .per_speaker
+                .iter()
+                .filter(|p| p.speech_seconds >= VOICE_MIN_SPEECH_S)
+            {
+                let b = self.speakers.entry(p.speaker).or_default();
+                b.speech_s += p.speech_seconds;
+                if let Some(f0) = p.f0_mean {
+                    b.f0_mean.observe(f0);
+                }
+            }
         }
         if let Some(motion) = w
             .video

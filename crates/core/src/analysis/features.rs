@@ -76,6 +76,9 @@ pub struct AudioMeasures {
     /// 5 st, by a listener at most 1 s after another speaker's turn
     /// (`features::Turn::backchannel`).
     pub backchannels: u32,
+    /// The speaker turns that started in the window, in order: what `turns`,
+    /// `overlaps`, `response_latency` and `backchannels` count, one by one.
+    pub turn_list: Vec<TurnMeasures>,
     /// Per speaker heard in the window, by speaker id; ids are stable over a
     /// file or a stream (the same voice keeps its id from window to
     /// window), so baselines can be kept per speaker. Empty without speech.
@@ -107,6 +110,24 @@ pub struct SpeakerMeasures {
     pub turns: u32,
     /// Of those, backchannels.
     pub backchannels: u32,
+}
+
+/// One speaker turn (a run of one voice's speech units) that started in the
+/// window.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnMeasures {
+    /// Speaker id (as [`SpeakerMeasures::speaker`]).
+    pub speaker: u32,
+    /// Start, seconds (may be before the window for the first turn only if
+    /// its speech began there).
+    pub start: Seconds,
+    /// End, seconds (may lie after the window).
+    pub end: Seconds,
+    /// Silence since the previous speaker's turn ended, seconds (0 for a
+    /// change without silence); `None` for the first turn heard.
+    pub gap_before: Option<f64>,
+    /// A backchannel ("yeah", "mm-hm"): short, low-content, by a listener.
+    pub backchannel: bool,
 }
 
 /// Visual measurements over one window.

@@ -15,8 +15,8 @@ pub mod features;
 pub mod params;
 mod rules;
 
-pub use features::{AudioMeasures, SpeakerMeasures, VideoMeasures, WindowFeatures};
-pub use rules::RuleAnalyzer;
+pub use features::{AudioMeasures, SpeakerMeasures, TurnMeasures, VideoMeasures, WindowFeatures};
+pub use rules::{Explanation, RuleAnalyzer};
 
 use crate::lifecycle::signals::Detection;
 use crate::wire::{Endpoint, EngagementLevel, Modality, Model, Probability, SignalType};

@@ -17,6 +17,10 @@ pub struct SignalRule {
     /// The signal's defining evidence: at least one of these cues must be
     /// present for it to fire at all; `None` lets any weighted cue suffice.
     pub requires: Option<&'static [Cue]>,
+    /// A second group of defining evidence that must be present too (at
+    /// least one of these cues): stress needs raised pitch *and* a fast or
+    /// loud voice, since either alone is common in calm speech.
+    pub requires_also: Option<&'static [Cue]>,
     /// Score thresholds for `low`, `medium`, `high`.
     pub thresholds: [f64; 3],
     /// The highest level the evidence can support (skepticism has the
@@ -33,6 +37,10 @@ pub struct SignalRule {
 pub struct EngagementRule {
     /// Cues toward `engaged`.
     pub engaged: &'static [(Cue, f64)],
+    /// Evidence against `engaged`, subtracted from its score: a window
+    /// whose speaker hesitates or whose replies come late is not a brisk
+    /// exchange, however many turns it holds.
+    pub against_engaged: &'static [(Cue, f64)],
     /// Cues toward `disengaged`.
     pub disengaged: &'static [(Cue, f64)],
     /// Score a state needs.
@@ -65,6 +73,7 @@ const HESITATION: SignalRule = SignalRule {
         (Cue::LongLatency, 0.3),
     ],
     requires: Some(&[Cue::LongPauses, Cue::FilledPauses, Cue::SlowRate]),
+    requires_also: None,
     thresholds: T,
     cap_medium: false,
     vetoes: &[],
@@ -79,6 +88,7 @@ const UNCERTAINTY: SignalRule = SignalRule {
         (Cue::HighPitch, 0.2),
     ],
     requires: Some(&[Cue::RisingTerminal]),
+    requires_also: None,
     thresholds: T,
     cap_medium: false,
     vetoes: &[],
@@ -93,6 +103,7 @@ const CONFIDENCE: SignalRule = SignalRule {
         (Cue::WideRange, 0.2),
     ],
     requires: Some(&[Cue::Fluent, Cue::FallingTerminal]),
+    requires_also: None,
     thresholds: [1.0, 1.5, 2.1],
     cap_medium: false,
     // Confident speakers speak lower and end falling, without fillers or
@@ -115,23 +126,32 @@ const FRUSTRATION: SignalRule = SignalRule {
         (Cue::Overlap, 0.3),
     ],
     requires: Some(&[Cue::Loud]),
+    requires_also: None,
     thresholds: [1.2, 1.7, 2.3],
     cap_medium: false,
     vetoes: &[],
 };
 const INTEREST: SignalRule = SignalRule {
     signal: SignalType::Interest,
+    // rules-4: interest shows in keeping the exchange going (prompt replies,
+    // backchannels) and in an animated voice (Schuller et al. 2009 found
+    // the level of interest carried by arousal and by the listener's
+    // backchannels); hesitation bars it like it bars engagement.
     cues: &[
-        (Cue::WideRange, 0.8),
+        (Cue::WideRange, 0.6),
+        (Cue::HighPitch, 0.4),
         (Cue::Loud, 0.3),
         (Cue::FastRate, 0.3),
-        (Cue::Backchannels, 0.5),
+        (Cue::Backchannels, 0.6),
+        (Cue::ShortLatency, 0.5),
+        (Cue::LivelyExchange, 0.3),
         (Cue::Movement, 0.4),
     ],
-    requires: Some(&[Cue::WideRange, Cue::Backchannels]),
+    requires: Some(&[Cue::WideRange, Cue::Backchannels, Cue::ShortLatency]),
+    requires_also: None,
     thresholds: T,
     cap_medium: false,
-    vetoes: &[],
+    vetoes: &[Cue::LongPauses, Cue::FilledPauses, Cue::LongLatency],
 };
 const AGREEMENT: SignalRule = SignalRule {
     signal: SignalType::Agreement,
@@ -142,6 +162,7 @@ const AGREEMENT: SignalRule = SignalRule {
         (Cue::FallingTerminal, 0.2),
     ],
     requires: Some(&[Cue::Backchannels, Cue::Nods]),
+    requires_also: None,
     thresholds: T,
     cap_medium: false,
     vetoes: &[],
@@ -149,7 +170,7 @@ const AGREEMENT: SignalRule = SignalRule {
 
 /// `inter-2-audio`: the audible subset only.
 pub const INTER_2_AUDIO: ModelParams = ModelParams {
-    version: "inter-2-audio/rules-3",
+    version: "inter-2-audio/rules-4",
     signals: &[
         AGREEMENT,
         CONFIDENCE,
@@ -163,7 +184,7 @@ pub const INTER_2_AUDIO: ModelParams = ModelParams {
 
 /// `inter-2`: audio and video, all 13 signals.
 pub const INTER_2: ModelParams = ModelParams {
-    version: "inter-2/rules-3",
+    version: "inter-2/rules-4",
     signals: &[
         AGREEMENT,
         CONFIDENCE,
@@ -176,6 +197,7 @@ pub const INTER_2: ModelParams = ModelParams {
                 (Cue::Stillness, 0.3),
             ],
             requires: Some(&[Cue::LongLatency]),
+            requires_also: None,
             thresholds: [1.1, 1.6, 2.2],
             cap_medium: false,
             vetoes: &[],
@@ -184,10 +206,11 @@ pub const INTER_2: ModelParams = ModelParams {
             signal: SignalType::Disagreement,
             cues: &[
                 (Cue::Shakes, 1.0),
-                (Cue::LongLatency, 0.7),
-                (Cue::Overlap, 0.4),
+                (Cue::LongLatency, 0.8),
+                (Cue::Overlap, 0.6),
             ],
             requires: Some(&[Cue::Shakes, Cue::LongLatency]),
+            requires_also: None,
             thresholds: [1.0, 1.5, 2.1],
             cap_medium: false,
             vetoes: &[],
@@ -208,23 +231,30 @@ pub const INTER_2: ModelParams = ModelParams {
                 Cue::NarrowRange,
                 Cue::Quiet,
             ]),
+            requires_also: None,
             thresholds: [1.0, 1.5, 2.1],
             cap_medium: false,
             vetoes: &[],
         },
         SignalRule {
             signal: SignalType::Engagement,
+            // rules-4: the conversational dynamics of the engaged state:
+            // prompt replies or backchannels define it as well as a
+            // balanced exchange, and hesitation or a late reply bars it.
             cues: &[
                 (Cue::LivelyExchange, 1.0),
-                (Cue::ShortLatency, 0.5),
+                (Cue::ShortLatency, 0.7),
                 (Cue::Backchannels, 0.4),
                 (Cue::Movement, 0.4),
                 (Cue::WideRange, 0.3),
+                (Cue::HighPitch, 0.2),
+                (Cue::Fluent, 0.2),
             ],
-            requires: Some(&[Cue::LivelyExchange]),
+            requires: Some(&[Cue::LivelyExchange, Cue::ShortLatency, Cue::Backchannels]),
+            requires_also: None,
             thresholds: T,
             cap_medium: false,
-            vetoes: &[],
+            vetoes: &[Cue::LongPauses, Cue::FilledPauses, Cue::LongLatency],
         },
         FRUSTRATION,
         HESITATION,
@@ -237,6 +267,7 @@ pub const INTER_2: ModelParams = ModelParams {
                 (Cue::LongLatency, 0.3),
             ],
             requires: Some(&[Cue::RisingTerminal]),
+            requires_also: None,
             thresholds: [1.2, 1.8, f64::INFINITY],
             cap_medium: true,
             vetoes: &[],
@@ -250,8 +281,13 @@ pub const INTER_2: ModelParams = ModelParams {
                 (Cue::VoiceStrain, 0.4),
                 (Cue::WideRange, 0.2),
             ],
-            requires: Some(&[Cue::HighPitch, Cue::FastRate]),
-            thresholds: [1.0, 1.6, 2.2],
+            // rules-4: raised pitch together with a fast or loud voice (the
+            // arousal pattern of Scherer 2003 and Hansen & Patil 2007); each
+            // alone is everyday variation, so the joint pattern fires from
+            // a lower score than rules-3's either-one rule.
+            requires: Some(&[Cue::HighPitch]),
+            requires_also: Some(&[Cue::FastRate, Cue::Loud]),
+            thresholds: [0.8, 1.3, 1.9],
             cap_medium: false,
             vetoes: &[],
         },
@@ -264,6 +300,7 @@ pub const INTER_2: ModelParams = ModelParams {
                 (Cue::VoiceStrain, 0.2),
             ],
             requires: Some(&[Cue::Overlap]),
+            requires_also: None,
             thresholds: T,
             cap_medium: false,
             vetoes: &[],
@@ -276,7 +313,7 @@ pub const INTER_2: ModelParams = ModelParams {
 const ENGAGEMENT: EngagementRule = EngagementRule {
     engaged: &[
         (Cue::LivelyExchange, 1.0),
-        (Cue::ShortLatency, 0.5),
+        (Cue::ShortLatency, 0.7),
         (Cue::Backchannels, 0.5),
         (Cue::WideRange, 0.4),
         (Cue::FastRate, 0.3),
@@ -285,13 +322,19 @@ const ENGAGEMENT: EngagementRule = EngagementRule {
         (Cue::Fluent, 0.3),
         (Cue::Movement, 0.4),
     ],
+    // rules-4: hesitation and late replies count against a brisk exchange.
+    against_engaged: &[
+        (Cue::LongPauses, 0.4),
+        (Cue::FilledPauses, 0.4),
+        (Cue::LongLatency, 0.5),
+    ],
+    // rules-4: long pauses and a slow rate left this list: they are
+    // hesitation (a speaker still holding the floor), not withdrawal.
     disengaged: &[
         (Cue::LittleSpeech, 1.0),
         (Cue::LongSilence, 0.8),
         (Cue::NarrowRange, 0.5),
         (Cue::Quiet, 0.5),
-        (Cue::LongPauses, 0.3),
-        (Cue::SlowRate, 0.2),
         (Cue::Stillness, 0.5),
     ],
     threshold: 0.8,

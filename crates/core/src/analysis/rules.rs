@@ -59,18 +59,36 @@ fn level(rule: &SignalRule, score: f64) -> Option<Probability> {
     Some(level)
 }
 
-impl WindowAnalyzer for RuleAnalyzer {
-    fn analyze(&mut self, window: &WindowFeatures) -> WindowVerdict {
+/// What the rule analyzer weighed in one window: the verdict with every cue
+/// found (quoted or not) and the two engagement scores, for evaluations and
+/// debugging (`RuleAnalyzer::explain`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Explanation {
+    /// The verdict, as [`WindowAnalyzer::analyze`] returns it.
+    pub verdict: WindowVerdict,
+    /// Every cue at or above the strength floor, in the order found.
+    pub evidence: Vec<Evidence>,
+    /// Score toward `engaged`.
+    pub engaged_score: f64,
+    /// Score toward `disengaged`.
+    pub disengaged_score: f64,
+}
+
+impl RuleAnalyzer {
+    /// Analyzes the next window like [`WindowAnalyzer::analyze`] and also
+    /// returns the evidence and scores behind the verdict.
+    pub fn explain(&mut self, window: &WindowFeatures) -> Explanation {
         self.baselines.rebase(window);
         let evidence = self.baselines.cues(window);
         self.baselines.observe(window);
 
         let mut findings = Vec::new();
         for rule in self.params.signals {
-            if let Some(required) = rule.requires {
-                if !evidence.iter().any(|e| required.contains(&e.cue)) {
-                    continue;
-                }
+            let present = |group: Option<&[Cue]>| {
+                group.is_none_or(|g| evidence.iter().any(|e| g.contains(&e.cue)))
+            };
+            if !present(rule.requires) || !present(rule.requires_also) {
+                continue;
             }
             if evidence.iter().any(|e| rule.vetoes.contains(&e.cue)) {
                 continue;
@@ -100,6 +118,8 @@ impl WindowAnalyzer for RuleAnalyzer {
 
         let rule = &self.params.engagement;
         let (engaged, _) = score(rule.engaged, &evidence);
+        let (against, _) = score(rule.against_engaged, &evidence);
+        let engaged = engaged - against;
         let (disengaged, _) = score(rule.disengaged, &evidence);
         let engagement = if engaged >= rule.threshold && engaged > disengaged {
             EngagementLevel::Engaged
@@ -108,10 +128,21 @@ impl WindowAnalyzer for RuleAnalyzer {
         } else {
             EngagementLevel::Neutral
         };
-        WindowVerdict {
-            engagement,
-            findings,
+        Explanation {
+            verdict: WindowVerdict {
+                engagement,
+                findings,
+            },
+            evidence,
+            engaged_score: engaged,
+            disengaged_score: disengaged,
         }
+    }
+}
+
+impl WindowAnalyzer for RuleAnalyzer {
+    fn analyze(&mut self, window: &WindowFeatures) -> WindowVerdict {
+        self.explain(window).verdict
     }
 }
 

@@ -480,3 +480,127 @@ fn filled_pauses_read_as_hesitation_with_their_count_quoted() {
         .iter()
         .any(|e| e.cue == cues::Cue::Fluent));
 }
+
+/// A window where two voices take turns: pooled pitch is not reported (it
+/// describes neither voice), each voice's own is in `per_speaker`.
+fn exchange(start: f64, low_f0: f64, high_f0: f64, gaps: &[f64]) -> WindowFeatures {
+    let mut w = calm(start);
+    w.audio.speakers = 2;
+    w.audio.speaker = None;
+    w.audio.f0_mean = None;
+    w.audio.f0_range = None;
+    w.audio.dominant_share = Some(0.55);
+    w.audio.per_speaker = vec![
+        SpeakerMeasures {
+            speaker: 0,
+            speech_seconds: 2.0,
+            talk_share: 0.55,
+            f0_mean: Some(low_f0),
+            ..SpeakerMeasures::default()
+        },
+        SpeakerMeasures {
+            speaker: 1,
+            speech_seconds: 1.6,
+            talk_share: 0.45,
+            f0_mean: Some(high_f0),
+            ..SpeakerMeasures::default()
+        },
+    ];
+    w.audio.turn_list = gaps
+        .iter()
+        .enumerate()
+        .map(|(k, &g)| TurnMeasures {
+            speaker: (k % 2) as u32,
+            start: start + k as f64,
+            end: start + k as f64 + 0.9,
+            gap_before: Some(g),
+            backchannel: false,
+        })
+        .collect();
+    w.audio.turns = gaps.len() as u32;
+    w.audio.overlaps = gaps.iter().filter(|g| **g <= 0.0).count() as u32;
+    w.audio.response_latency = Some(gaps.iter().sum::<f64>() / gaps.len().max(1) as f64);
+    w
+}
+
+#[test]
+fn a_raised_voice_in_a_two_voice_exchange_reads_as_stress_and_is_named() {
+    // Both voices fast; the low one 4 semitones above the low-voice norm
+    // (120 Hz), the high one at its norm. rules-3 judged no pitch at all in
+    // a window with two voices, so stress could not fire here.
+    let mut tense = exchange(0.0, 29.5, 35.2, &[0.2]);
+    tense.audio.speech_rate = Some(7.2);
+    let verdicts = run(&INTER_2, &[tense]);
+    let f = finding(&verdicts[0], SignalType::Stress).expect("stress");
+    assert!(
+        f.rationale
+            .contains("Speaker 1: mean pitch 151 Hz, 4.0 semitones above the norm for a low voice"),
+        "{}",
+        f.rationale
+    );
+    // Fast speech alone, or raised pitch alone, is everyday variation.
+    let mut fast = exchange(0.0, 25.5, 35.2, &[0.2]);
+    fast.audio.speech_rate = Some(7.2);
+    let high = exchange(0.0, 29.5, 35.2, &[0.2]);
+    for w in [fast, high] {
+        let v = run(&INTER_2, &[w]);
+        assert!(finding(&v[0], SignalType::Stress).is_none(), "{v:?}");
+    }
+}
+
+#[test]
+fn an_overlap_does_not_hide_a_late_reply() {
+    // One reply overlaps, the other comes after a full second: the mean
+    // (0.5 s) is neither prompt nor late, but the late reply and the
+    // overlap together read as disagreement, and the window is not engaged.
+    let w = exchange(0.0, 24.0, 35.0, &[0.0, 1.0]);
+    let v = run(&INTER_2, &[w]);
+    let f = finding(&v[0], SignalType::Disagreement).expect("disagreement");
+    assert!(
+        f.rationale
+            .contains("The reply came after 1.0 s of silence"),
+        "{}",
+        f.rationale
+    );
+    assert_ne!(v[0].engagement, EngagementLevel::Engaged, "{v:?}");
+}
+
+#[test]
+fn prompt_replies_alone_read_as_engagement() {
+    // One change of speaker in the window, answered within 150 ms: no
+    // balanced multi-turn exchange, but the reply latency of an engaged
+    // conversation (gaps cluster around 200 ms).
+    let prompt = exchange(0.0, 24.0, 35.0, &[0.15]);
+    let v = run(&INTER_2, &[prompt]);
+    assert_eq!(v[0].engagement, EngagementLevel::Engaged, "{v:?}");
+    let f = finding(&v[0], SignalType::Engagement).expect("engagement");
+    assert!(
+        f.rationale.contains("Replies came within 150 ms"),
+        "{}",
+        f.rationale
+    );
+    // The same exchange answered after 0.45 s is ordinary, not engaged.
+    let ordinary = exchange(0.0, 24.0, 35.0, &[0.45]);
+    let v = run(&INTER_2, &[ordinary]);
+    assert_eq!(v[0].engagement, EngagementLevel::Neutral, "{v:?}");
+    assert!(finding(&v[0], SignalType::Engagement).is_none(), "{v:?}");
+}
+
+#[test]
+fn hesitation_is_not_withdrawal() {
+    // Long pauses, a filler and a slow rate at the conversation's own
+    // level: hesitant, not disengaged (rules-3 added pauses and a slow rate
+    // to the disengaged score and read hesitant speakers as disengaged).
+    let mut hesitant = calm(10.0);
+    hesitant.audio.pause_count = 3;
+    hesitant.audio.pause_seconds = 2.4;
+    hesitant.audio.pause_max = 1.2;
+    hesitant.audio.filled_pause_count = 1;
+    hesitant.audio.filled_pause_seconds = 0.4;
+    hesitant.audio.speech_rate = Some(2.7);
+    hesitant.audio.f0_range = Some(3.5);
+    hesitant.audio.speech_seconds = 2.4;
+    let v = run(&INTER_2, &[calm(0.0), calm(5.0), hesitant]);
+    assert!(finding(&v[2], SignalType::Hesitation).is_some(), "{v:?}");
+    assert_ne!(v[2].engagement, EngagementLevel::Disengaged, "{v:?}");
+}
