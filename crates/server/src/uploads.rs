@@ -334,11 +334,7 @@ async fn enqueue_shared(
 
 /// Reads job `id` until it ends or `wait` passes: `None` if it did not end
 /// in time.
-async fn wait_for_end(
-    app: &App,
-    id: &str,
-    wait: Duration,
-) -> Result<Option<JobRecord>, HttpError> {
+async fn wait_for_end(app: &App, id: &str, wait: Duration) -> Result<Option<JobRecord>, HttpError> {
     let deadline = tokio::time::Instant::now() + wait;
     loop {
         // Registered before the read, so an end recorded between the read

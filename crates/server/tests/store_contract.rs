@@ -802,17 +802,18 @@ mod shared {
             bytes: bytes::Bytes::from_static(bytes),
             file_name: Some("call.wav".into()),
             content_type: None,
-            include: vec![IncludeFlag::Signals, IncludeFlag::ConversationQualityTimeline],
+            include: vec![
+                IncludeFlag::Signals,
+                IncludeFlag::ConversationQualityTimeline,
+            ],
             duration_seconds: 12.5,
         }
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_job_queued_on_one_instance_is_claimed_once_by_another_with_its_media() {
-        let Some((_backend, a, other)) = pg(
-            "a_job_queued_on_one_instance_is_claimed_once_by_another_with_its_media",
-        )
-        .await
+        let Some((_backend, a, other)) =
+            pg("a_job_queued_on_one_instance_is_claimed_once_by_another_with_its_media").await
         else {
             return;
         };
@@ -892,10 +893,9 @@ mod shared {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_queue_outlives_the_instance_that_accepted_it_and_a_failed_job_drops_its_media() {
-        let Some((_backend, a, other)) = pg(
-            "a_queue_outlives_the_instance_that_accepted_it_and_a_failed_job_drops_its_media",
-        )
-        .await
+        let Some((_backend, a, other)) =
+            pg("a_queue_outlives_the_instance_that_accepted_it_and_a_failed_job_drops_its_media")
+                .await
         else {
             return;
         };
