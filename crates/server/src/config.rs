@@ -912,4 +912,19 @@ mod tests {
         assert!(error.contains("store_url"), "{error}");
         assert_eq!(Config::default().store_url, None);
     }
+
+    #[test]
+    fn the_store_lease_is_configurable_and_never_zero() {
+        assert_eq!(Config::default().store_lease, Duration::from_secs(30));
+        let config = Config::load(
+            None,
+            env(&[("ATTUNE_STORE_LEASE_SECONDS", "2")]),
+            ConfigLayer::default(),
+        )
+        .unwrap();
+        assert_eq!(config.store_lease, Duration::from_secs(2));
+        let file = ConfigLayer::from_toml("store_lease_seconds = 0").unwrap();
+        let error = Config::from_layer(file).unwrap_err().to_string();
+        assert!(error.contains("store_lease_seconds"), "{error}");
+    }
 }
