@@ -65,7 +65,11 @@ pub async fn serve(config: Config, out: &mut (dyn Write + Send)) -> Result<(), C
             (Services::new(store, runner), None)
         }
         Some(url) => {
-            let store = PgStore::open(url.expose(), PgStoreOptions::default()).await?;
+            let options = PgStoreOptions {
+                lease: config.store_lease,
+                ..PgStoreOptions::default()
+            };
+            let store = PgStore::open(url.expose(), options).await?;
             tracing::info!(instance_id = store.instance_id(), "PostgreSQL store opened");
             (Services::with_store(store.clone(), runner), Some(store))
         }

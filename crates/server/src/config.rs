@@ -10,6 +10,7 @@
 //! | `docs_url` / `ATTUNE_DOCS_URL` | `{base_url}/docs` |
 //! | `store_path` / `ATTUNE_STORE_PATH` | `./attune-data/attune.sqlite3` |
 //! | `store_url` / `ATTUNE_STORE_URL` | none: the SQLite file; `postgres://...` shares a PostgreSQL store between instances |
+//! | `store_lease_seconds` / `ATTUNE_STORE_LEASE_SECONDS` | `30`: how long a killed instance's running jobs stay `running` on a shared store |
 //! | `max_connections` / `ATTUNE_MAX_CONNECTIONS` | `1024` |
 //! | `workers` / `ATTUNE_WORKERS` | the number of CPUs |
 //! | `max_jobs` / `ATTUNE_MAX_JOBS` | `64` (at least `workers`) |
@@ -64,6 +65,10 @@ pub struct Config {
     /// A PostgreSQL store (`postgres://...`), shared by every instance given
     /// the same URL; when set, `store_path` is not used.
     pub store_url: Option<StoreUrl>,
+    /// On a shared store, how long an instance's claim on its running jobs
+    /// lasts without renewal (renewed every third of it): after an instance
+    /// dies, its running jobs fail with `ih1004` within about this long.
+    pub store_lease: Duration,
     /// Connections served at once; further clients wait to be accepted.
     pub max_connections: usize,
     /// Analysis workers.
@@ -159,6 +164,8 @@ pub struct ConfigLayer {
     pub store_path: Option<PathBuf>,
     /// See [`Config::store_url`].
     pub store_url: Option<StoreUrl>,
+    /// See [`Config::store_lease`], in seconds.
+    pub store_lease_seconds: Option<u64>,
     /// See [`Config::max_connections`].
     pub max_connections: Option<usize>,
     /// See [`Config::workers`].
@@ -274,6 +281,8 @@ pub const DEFAULT_MAX_MEDIA_DURATION_SECONDS: u64 = 1800;
 pub const DEFAULT_MAX_UPLOAD_BYTES: u64 = 33_554_432;
 /// Default shutdown grace period.
 pub const DEFAULT_SHUTDOWN_GRACE_SECONDS: u64 = 30;
+/// Default lease of an instance on a shared store.
+pub const DEFAULT_STORE_LEASE_SECONDS: u64 = 30;
 
 const ENV_PREFIX: &str = "ATTUNE_";
 
@@ -328,6 +337,7 @@ impl ConfigLayer {
                     layer.max_media_duration_seconds = Some(parse(&name, value)?)
                 }
                 "MAX_UPLOAD_BYTES" => layer.max_upload_bytes = Some(parse(&name, value)?),
+                "STORE_LEASE_SECONDS" => layer.store_lease_seconds = Some(parse(&name, value)?),
                 "SHUTDOWN_GRACE_SECONDS" => {
                     layer.shutdown_grace_seconds = Some(parse(&name, value)?)
                 }
@@ -396,6 +406,7 @@ impl ConfigLayer {
                 .or(self.max_media_duration_seconds),
             max_upload_bytes: over.max_upload_bytes.or(self.max_upload_bytes),
             shutdown_grace_seconds: over.shutdown_grace_seconds.or(self.shutdown_grace_seconds),
+            store_lease_seconds: over.store_lease_seconds.or(self.store_lease_seconds),
             stream_idle_timeout_seconds: over
                 .stream_idle_timeout_seconds
                 .or(self.stream_idle_timeout_seconds),
@@ -549,6 +560,12 @@ impl Config {
                 .store_path
                 .unwrap_or_else(|| PathBuf::from(DEFAULT_STORE_PATH)),
             store_url: store_url(layer.store_url)?,
+            store_lease: Duration::from_secs(at_least_one(
+                "store_lease_seconds",
+                layer
+                    .store_lease_seconds
+                    .unwrap_or(DEFAULT_STORE_LEASE_SECONDS),
+            )?),
             max_connections: at_least_one(
                 "max_connections",
                 layer.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS),
@@ -894,5 +911,20 @@ mod tests {
         let error = Config::from_layer(file).unwrap_err().to_string();
         assert!(error.contains("store_url"), "{error}");
         assert_eq!(Config::default().store_url, None);
+    }
+
+    #[test]
+    fn the_store_lease_is_configurable_and_never_zero() {
+        assert_eq!(Config::default().store_lease, Duration::from_secs(30));
+        let config = Config::load(
+            None,
+            env(&[("ATTUNE_STORE_LEASE_SECONDS", "2")]),
+            ConfigLayer::default(),
+        )
+        .unwrap();
+        assert_eq!(config.store_lease, Duration::from_secs(2));
+        let file = ConfigLayer::from_toml("store_lease_seconds = 0").unwrap();
+        let error = Config::from_layer(file).unwrap_err().to_string();
+        assert!(error.contains("store_lease_seconds"), "{error}");
     }
 }

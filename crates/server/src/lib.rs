@@ -49,8 +49,8 @@ pub use keys::{ApiKey, KeyHash, Scope, UnknownScope};
 pub use server::{run, spawn, ServerHandle};
 pub use services::Services;
 pub use store::{
-    Account, AccountLimits, BudgetOutcome, CreatedKey, JobRecord, JobStore, KeyRecord, KeyStatus,
-    KeyStore, NewJob, NewToken, QuotaOutcome, SqliteStore, StoreError, TokenCaps, TokenRecord,
-    TokenStore, Usage, UsageStore,
+    Account, AccountLimits, BudgetOutcome, ClaimedJob, CreatedKey, JobRecord, JobStore, KeyRecord,
+    KeyStatus, KeyStore, NewJob, NewToken, QueuedMedia, QuotaOutcome, SqliteStore, StoreError,
+    TokenCaps, TokenRecord, TokenStore, Usage, UsageStore,
 };
 pub use tokens::ClientToken;

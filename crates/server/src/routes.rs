@@ -262,6 +262,8 @@ pub(crate) struct App {
     /// Set when shutdown begins, so `/readyz` tells the load balancer to
     /// send new work elsewhere while requests in flight finish.
     pub(crate) draining: std::sync::atomic::AtomicBool,
+    /// Wakes the shared job queue's claimer and waiting submitters.
+    pub(crate) queue: crate::uploads::QueueSignals,
 }
 
 impl std::fmt::Debug for App {
@@ -291,6 +293,7 @@ impl App {
             streams,
             demo: demo::DemoSettings::disabled(),
             draining: std::sync::atomic::AtomicBool::new(false),
+            queue: crate::uploads::QueueSignals::default(),
         }
     }
 

@@ -68,6 +68,11 @@ struct Listener {
 /// still waiting for a worker are failed the same way; running analyses are
 /// left to finish if the process lives on.
 ///
+/// On a store that shares its job queue, jobs queued with their media are
+/// left for any instance to claim (a shutdown loses none of them); only jobs
+/// running on an instance whose lease lapsed are failed, and jobs this
+/// instance claimed finish within the grace period.
+///
 /// HTTP/1.1 only: WebSocket streams need its `Upgrade`, clients do not speak
 /// cleartext HTTP/2, and TLS (where HTTP/2 would be negotiated) is left to a
 /// proxy in front.
@@ -112,6 +117,14 @@ pub async fn run(listener: TcpListener, config: Config, services: Services, shut
                 .max(MIN_LINGER_BYTES),
         },
     };
+    // On a shared store, this instance takes queued jobs from the store
+    // rather than running the ones it accepts.
+    let claimer = server
+        .app
+        .services
+        .jobs
+        .shares_queue()
+        .then(|| tokio::spawn(crate::uploads::claim_jobs(Arc::clone(&server.app))));
     if let Ok(addr) = server.listener.local_addr() {
         tracing::info!(%addr, base_url = %config.base_url, "listening");
     }
@@ -136,6 +149,12 @@ pub async fn run(listener: TcpListener, config: Config, services: Services, shut
     let http = async {
         let drained = tokio::time::timeout(config.shutdown_grace, async {
             while connections.join_next().await.is_some() {}
+            // Jobs claimed from a shared queue finish within the grace
+            // period; past it, the peers fail them (`ih1004`) once this
+            // instance deregisters.
+            if let Some(claimer) = claimer {
+                let _ = claimer.await;
+            }
         })
         .await;
         if drained.is_err() {

@@ -13,16 +13,26 @@
 //!
 //! A 202 answers the envelope as recorded at submission, `queued`, as the
 //! interface's response table says; later states are read from the job.
+//!
+//! On a store that shares its queue (PostgreSQL), the job is recorded with
+//! its media instead of being handed to a local worker, and every instance
+//! runs [`claim_jobs`]: whichever has a free worker first takes it. A
+//! submitter's `wait_seconds` then reads the job from the store until it
+//! ends, woken early when this instance ended it and otherwise every
+//! [`QUEUE_POLL`], so it works wherever the job runs.
 
 use crate::auth::store_unavailable;
 use crate::clock::{utc_day, Clock};
 use crate::http_error::{Body, HttpError};
 use crate::ids::{is_job_id, new_job_id, CorrelationId};
-use crate::jobs::{JobInput, JobSlot, PoolClosed, UploadRequest, WorkerPool};
+use crate::jobs::{
+    JobInput, JobSlot, PoolClosed, UploadFile, UploadRequest, UploadRoute, ValidatedMedia, Worker,
+    WorkerPool,
+};
 use crate::keys::Scope;
 use crate::limits::quota_refusal;
 use crate::routes::{json_response, App, Caller};
-use crate::store::{JobRecord, JobStore, NewJob, QuotaOutcome};
+use crate::store::{ClaimedJob, JobRecord, JobStore, NewJob, QueuedMedia, QuotaOutcome};
 use crate::tokens::charge_video_budget;
 use crate::upload_form::{read_form, RawUploadForm};
 use attune_core::upload::v1_parts;
@@ -33,12 +43,29 @@ use attune_core::{ErrorCode, ServiceError};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 use std::sync::Arc;
+use std::time::Duration;
 use time::Date;
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, Notify};
+use tokio::task::JoinSet;
 use tracing::Instrument;
 
 /// How long a job stays readable after submission.
 pub const JOB_LIFETIME_SECONDS: i64 = 3600;
+
+/// On a shared queue: how often an idle instance looks for queued jobs, and
+/// how often a waiting submitter reads a job another instance may be running.
+/// Submissions and job ends on the same instance wake them at once.
+pub const QUEUE_POLL: Duration = Duration::from_millis(250);
+
+/// What wakes the shared queue's claimer and waiting submitters on this
+/// instance.
+#[derive(Debug, Default)]
+pub(crate) struct QueueSignals {
+    /// A job was enqueued here: look for it now rather than at the next poll.
+    submitted: Notify,
+    /// A job ended here: submitters waiting on it need not wait for a poll.
+    ended: Notify,
+}
 
 /// What an analysis was charged, to give back if it fails.
 #[derive(Debug, Clone)]
@@ -196,7 +223,7 @@ pub(crate) async fn submit_v2(
     let charge = charge(app, caller, media.duration_seconds).await?;
 
     let created_at = caller.now;
-    let new_job = NewJob {
+    let job = NewJob {
         id: new_job_id(),
         account_id: principal.account_id(),
         model: upload.model,
@@ -207,22 +234,17 @@ pub(crate) async fn submit_v2(
         billed_day: charge.day,
         token_id: charge.token_id.clone(),
     };
-    let record = match app.services.jobs.create_job(new_job).await {
+    if app.services.jobs.shares_queue() {
+        return enqueue_shared(app, slot, job, upload, media, charge).await;
+    }
+    let record = match app.services.jobs.create_job(job).await {
         Ok(record) => record,
         Err(error) => {
             charge.refund(app).await;
             return Err(store_unavailable(&error).into());
         }
     };
-    if let Err(error) = app.services.jobs.purge_expired(created_at).await {
-        tracing::warn!(%error, "expired jobs not purged");
-    }
-    tracing::info!(
-        job_id = %record.id,
-        model = %record.model,
-        duration_seconds = media.duration_seconds,
-        "job queued"
-    );
+    job_recorded(app, &record, media).await;
 
     let wait = upload.wait;
     let finished = spawn_job(
@@ -251,6 +273,158 @@ pub(crate) async fn submit_v2(
         StatusCode::ACCEPTED,
         &envelope(&record, &app.docs_url),
     ))
+}
+
+/// Purges expired jobs and logs a new one, after it is recorded.
+async fn job_recorded(app: &App, record: &JobRecord, media: ValidatedMedia) {
+    if let Err(error) = app.services.jobs.purge_expired(record.created_at).await {
+        tracing::warn!(%error, "expired jobs not purged");
+    }
+    tracing::info!(
+        job_id = %record.id,
+        model = %record.model,
+        duration_seconds = media.duration_seconds,
+        "job queued"
+    );
+}
+
+/// The rest of a submission on a shared queue: the job and its media go to
+/// the store for any instance to claim, and `wait_seconds` reads it there.
+async fn enqueue_shared(
+    app: &App,
+    slot: JobSlot,
+    job: NewJob,
+    upload: UploadRequest,
+    media: ValidatedMedia,
+    charge: Charge,
+) -> Result<Response<Body>, HttpError> {
+    let wait = upload.wait;
+    let queued = QueuedMedia {
+        bytes: upload.file.bytes,
+        file_name: upload.file.file_name,
+        content_type: upload.file.content_type,
+        include: upload.include,
+        duration_seconds: media.duration_seconds,
+    };
+    let record = match app.services.jobs.enqueue_job(job, queued).await {
+        Ok(record) => record,
+        Err(error) => {
+            charge.refund(app).await;
+            return Err(store_unavailable(&error).into());
+        }
+    };
+    // The upload is in the store now; the slot bounded what this instance
+    // holds in memory, and that is nothing any more.
+    drop(slot);
+    app.queue.submitted.notify_one();
+    job_recorded(app, &record, media).await;
+    if !wait.is_zero() {
+        if let Some(done) = wait_for_end(app, &record.id, wait).await? {
+            return Ok(json_response(
+                StatusCode::OK,
+                &envelope(&done, &app.docs_url),
+            ));
+        }
+    }
+    Ok(json_response(
+        StatusCode::ACCEPTED,
+        &envelope(&record, &app.docs_url),
+    ))
+}
+
+/// Reads job `id` until it ends or `wait` passes: `None` if it did not end
+/// in time.
+async fn wait_for_end(app: &App, id: &str, wait: Duration) -> Result<Option<JobRecord>, HttpError> {
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        // Registered before the read, so an end recorded between the read
+        // and the pause still wakes this submitter.
+        let ended = app.queue.ended.notified();
+        tokio::pin!(ended);
+        ended.as_mut().enable();
+        match app.services.jobs.job(id).await {
+            Ok(Some(record)) if record.status.is_terminal() => return Ok(Some(record)),
+            Ok(_) => {}
+            Err(error) => return Err(store_unavailable(&error).into()),
+        }
+        let now = tokio::time::Instant::now();
+        if now >= deadline {
+            return Ok(None);
+        }
+        tokio::select! {
+            () = ended => {}
+            () = tokio::time::sleep((deadline - now).min(QUEUE_POLL)) => {}
+        }
+    }
+}
+
+/// An instance's claimer on a shared queue: whenever a worker is free, takes
+/// the oldest queued job from the store and runs it. Ends once the pool
+/// closes at shutdown, after the jobs it claimed have ended; jobs still
+/// queued stay in the store for the other instances.
+pub(crate) async fn claim_jobs(app: Arc<App>) {
+    let mut running = JoinSet::new();
+    loop {
+        let Ok(worker) = app.pool.worker().await else {
+            break;
+        };
+        while running.try_join_next().is_some() {}
+        let submitted = app.queue.submitted.notified();
+        tokio::pin!(submitted);
+        submitted.as_mut().enable();
+        match app.services.jobs.claim_job(app.services.clock.now()).await {
+            Ok(Some(job)) => {
+                let span = tracing::info_span!("job", correlation_id = %job.correlation_id);
+                running.spawn(run_claimed(Arc::clone(&app), worker, job).instrument(span));
+            }
+            Ok(None) => {
+                drop(worker);
+                tokio::select! {
+                    () = submitted => {}
+                    () = tokio::time::sleep(QUEUE_POLL) => {}
+                }
+            }
+            Err(error) => {
+                drop(worker);
+                tracing::error!(%error, "cannot claim a queued job");
+                tokio::time::sleep(QUEUE_POLL).await;
+            }
+        }
+    }
+    while running.join_next().await.is_some() {}
+}
+
+/// Runs a job claimed from the shared queue (already `running` here) and
+/// records its end.
+async fn run_claimed(app: Arc<App>, worker: Worker, job: ClaimedJob) {
+    tracing::info!(job_id = %job.id, "job claimed");
+    let ClaimedJob {
+        id, model, media, ..
+    } = job;
+    let input = JobInput {
+        job_id: Some(id.clone()),
+        request: UploadRequest {
+            route: UploadRoute::V2,
+            model,
+            file: UploadFile {
+                bytes: media.bytes,
+                file_name: media.file_name,
+                content_type: media.content_type,
+            },
+            include: media.include,
+            wait: Duration::ZERO,
+            goal_dimensions: Vec::new(),
+            conversation_context: None,
+        },
+        media: ValidatedMedia {
+            duration_seconds: media.duration_seconds,
+        },
+    };
+    let outcome = app.pool.run(&worker, input).await;
+    drop(worker);
+    let jobs = app.services.jobs.as_ref();
+    record_end(jobs, &id, outcome, app.services.clock.now()).await;
+    app.queue.ended.notify_waiters();
 }
 
 /// Starts the task that runs a recorded job; the receiver resolves once its

@@ -6,12 +6,12 @@
 //! `.ci/run` always does). Without it those tests print a notice and pass
 //! without checking anything, so a plain `cargo test` works anywhere.
 
-use attune_core::wire::{Model, Timestamp, UploadJobResult, UploadJobStatus};
+use attune_core::wire::{IncludeFlag, Model, Timestamp, UploadJobResult, UploadJobStatus};
 use attune_core::{ErrorCode, ServiceError};
 use attune_server::store::{PgStore, PgStoreOptions};
 use attune_server::{
-    AccountLimits, BudgetOutcome, JobStore, KeyStatus, KeyStore, NewJob, NewToken, QuotaOutcome,
-    Scope, SqliteStore, StoreError, TokenCaps, TokenStore, UsageStore,
+    AccountLimits, BudgetOutcome, JobStore, KeyStatus, KeyStore, NewJob, NewToken, QueuedMedia,
+    QuotaOutcome, Scope, SqliteStore, StoreError, TokenCaps, TokenStore, UsageStore,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -795,5 +795,158 @@ mod shared {
             .await
             .unwrap_err();
         assert!(matches!(error, StoreError::Unavailable(_)), "{error}");
+    }
+
+    fn media(bytes: &'static [u8]) -> QueuedMedia {
+        QueuedMedia {
+            bytes: bytes::Bytes::from_static(bytes),
+            file_name: Some("call.wav".into()),
+            content_type: None,
+            include: vec![
+                IncludeFlag::Signals,
+                IncludeFlag::ConversationQualityTimeline,
+            ],
+            duration_seconds: 12.5,
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_job_queued_on_one_instance_is_claimed_once_by_another_with_its_media() {
+        let Some((_backend, a, other)) =
+            pg("a_job_queued_on_one_instance_is_claimed_once_by_another_with_its_media").await
+        else {
+            return;
+        };
+        assert!(a.shares_queue());
+        let account_id = a
+            .ensure_account("acme", AccountLimits::default())
+            .await
+            .unwrap()
+            .id;
+        let record = a
+            .enqueue_job(new_job(account_id, "q1", None), media(b"RIFF-one"))
+            .await
+            .unwrap();
+        assert_eq!(record.status, UploadJobStatus::Queued);
+        let claimed = other.claim_job(at(1)).await.unwrap().expect("a queued job");
+        assert_eq!(claimed.id, "q1");
+        assert_eq!(claimed.model, Model::Inter2);
+        assert_eq!(claimed.media, media(b"RIFF-one"));
+        assert_eq!(
+            a.job("q1").await.unwrap().unwrap().status,
+            UploadJobStatus::Running
+        );
+        // Claimed once: neither instance gets it again.
+        assert_eq!(a.claim_job(at(2)).await.unwrap(), None);
+        assert_eq!(other.claim_job(at(2)).await.unwrap(), None);
+        // The claimer's lease covers it: A dying changes nothing for it...
+        a.stop_heartbeat();
+        let lapsed = Timestamp::now().plus_seconds(TEST_LEASE.as_secs() as i64 + 1);
+        assert_eq!(other.mark_interrupted(lapsed).await.unwrap(), 0);
+        assert!(other.mark_completed("q1", &result(), at(3)).await.unwrap());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_claimers_take_different_jobs_oldest_first() {
+        let Some((_backend, a, other)) =
+            pg("concurrent_claimers_take_different_jobs_oldest_first").await
+        else {
+            return;
+        };
+        let account_id = a
+            .ensure_account("acme", AccountLimits::default())
+            .await
+            .unwrap()
+            .id;
+        let mut later = new_job(account_id, "q2", None);
+        later.created_at = at(5);
+        a.enqueue_job(later, media(b"two")).await.unwrap();
+        a.enqueue_job(new_job(account_id, "q1", None), media(b"one"))
+            .await
+            .unwrap();
+        let (first, second) = tokio::join!(a.claim_job(at(10)), other.claim_job(at(10)));
+        let mut ids = vec![first.unwrap().unwrap().id, second.unwrap().unwrap().id];
+        ids.sort();
+        assert_eq!(ids, ["q1", "q2"]);
+        // Sequentially, the oldest goes first.
+        a.enqueue_job(
+            {
+                let mut job = new_job(account_id, "q4", None);
+                job.created_at = at(7);
+                job
+            },
+            media(b"four"),
+        )
+        .await
+        .unwrap();
+        a.enqueue_job(new_job(account_id, "q3", None), media(b"three"))
+            .await
+            .unwrap();
+        assert_eq!(other.claim_job(at(10)).await.unwrap().unwrap().id, "q3");
+        assert_eq!(other.claim_job(at(10)).await.unwrap().unwrap().id, "q4");
+        // Nothing expired is handed out.
+        a.enqueue_job(new_job(account_id, "q5", None), media(b"five"))
+            .await
+            .unwrap();
+        assert_eq!(other.claim_job(at(3600)).await.unwrap(), None);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_queue_outlives_the_instance_that_accepted_it_and_a_failed_job_drops_its_media() {
+        let Some((_backend, a, other)) =
+            pg("a_queue_outlives_the_instance_that_accepted_it_and_a_failed_job_drops_its_media")
+                .await
+        else {
+            return;
+        };
+        let account_id = a
+            .ensure_account("acme", AccountLimits::default())
+            .await
+            .unwrap()
+            .id;
+        a.enqueue_job(new_job(account_id, "q1", None), media(b"one"))
+            .await
+            .unwrap();
+        a.enqueue_job(new_job(account_id, "q2", None), media(b"two"))
+            .await
+            .unwrap();
+        // A is killed with both jobs still queued: the sweep leaves them.
+        a.stop_heartbeat();
+        let lapsed = Timestamp::now().plus_seconds(TEST_LEASE.as_secs() as i64 + 1);
+        assert_eq!(other.mark_interrupted(lapsed).await.unwrap(), 0);
+        // A queued job failed (say, by an operator) is never handed out.
+        let error = ServiceError::new(ErrorCode::Ih1001);
+        assert!(other.mark_failed("q1", &error, at(1)).await.unwrap());
+        let claimed = other.claim_job(at(1)).await.unwrap().unwrap();
+        assert_eq!(claimed.id, "q2");
+        assert_eq!(other.claim_job(at(1)).await.unwrap(), None);
+        // The claimer killed mid-job: the job fails with ih1004 once its
+        // lease lapses, like any running job.
+        other.stop_heartbeat();
+        let third = PgStore::open(
+            &match &_backend.place {
+                Place::Postgres(url) => url.clone(),
+                Place::Sqlite(_) => unreachable!(),
+            },
+            PgStoreOptions {
+                pool_size: 2,
+                lease: TEST_LEASE,
+            },
+        )
+        .await
+        .unwrap();
+        assert_eq!(third.mark_interrupted(lapsed).await.unwrap(), 1);
+        let job = third.job("q2").await.unwrap().unwrap();
+        assert_eq!(job.error.unwrap().code, ErrorCode::Ih1004);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_embedded_store_keeps_no_shared_queue() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path().join("attune.sqlite3"))
+            .await
+            .unwrap();
+        assert!(!store.shares_queue());
+        assert_eq!(store.claim_job(at(0)).await.unwrap(), None);
     }
 }

@@ -3,10 +3,16 @@
 //! Every state change is conditional on the state it leaves, so a late writer
 //! cannot undo a later decision: a worker that finishes a job the next
 //! process already declared interrupted (`ih1004`) changes nothing.
+//!
+//! A store shared by several instances also keeps the queue itself: a job is
+//! recorded with its media ([`JobStore::enqueue_job`]) and any instance with a
+//! free worker takes the oldest one ([`JobStore::claim_job`]). The embedded
+//! store does not: its jobs run in the process that accepted them, as before.
 
-use super::StoreFuture;
-use attune_core::wire::{Model, Timestamp, UploadJobResult, UploadJobStatus};
+use super::{StoreError, StoreFuture};
+use attune_core::wire::{IncludeFlag, Model, Timestamp, UploadJobResult, UploadJobStatus};
 use attune_core::ServiceError;
+use bytes::Bytes;
 use time::Date;
 
 /// A job to record at submission.
@@ -56,6 +62,37 @@ pub struct JobRecord {
     pub error: Option<ServiceError>,
 }
 
+/// What an instance needs to run a job it did not accept: the upload and
+/// what validation found, kept in a shared store while the job is queued.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueuedMedia {
+    /// The uploaded file (at most the deployment's upload limit, 32 MB by
+    /// default).
+    pub bytes: Bytes,
+    /// The file name the client gave, if any.
+    pub file_name: Option<String>,
+    /// The part's declared content type, if any.
+    pub content_type: Option<String>,
+    /// The `include[]` flags, in the order given.
+    pub include: Vec<IncludeFlag>,
+    /// The media's duration as validation measured it, in seconds.
+    pub duration_seconds: f64,
+}
+
+/// A job taken from a shared queue: now `running` on the claiming instance,
+/// its media removed from the store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimedJob {
+    /// The job id.
+    pub id: String,
+    /// The model submitted.
+    pub model: Model,
+    /// The submitting request's correlation id, for the job's log lines.
+    pub correlation_id: String,
+    /// The upload.
+    pub media: QueuedMedia,
+}
+
 /// v2 upload jobs.
 pub trait JobStore: Send + Sync {
     /// Records a job `queued`.
@@ -96,6 +133,33 @@ pub trait JobStore: Send + Sync {
     fn count_active(&self) -> StoreFuture<'_, u64>;
 
     /// Deletes jobs whose `expires_at` is at or before `now` (they are
-    /// unreadable anyway); answers how many.
+    /// unreadable anyway), with any media still queued; answers how many.
     fn purge_expired(&self, now: Timestamp) -> StoreFuture<'_, u64>;
+
+    /// Whether queued jobs live in this store for any instance to claim
+    /// ([`JobStore::enqueue_job`], [`JobStore::claim_job`]). When not, the
+    /// accepting process runs its jobs itself.
+    fn shares_queue(&self) -> bool {
+        false
+    }
+
+    /// Records a job `queued` with its media, for whichever instance claims
+    /// it first. Stores that do not share their queue refuse.
+    fn enqueue_job(&self, job: NewJob, media: QueuedMedia) -> StoreFuture<'_, JobRecord> {
+        let _ = (job, media);
+        Box::pin(async {
+            Err(StoreError::Incompatible(
+                "this store does not keep a shared job queue".into(),
+            ))
+        })
+    }
+
+    /// Takes the oldest unexpired job queued with its media: `queued` ->
+    /// `running` on this instance (whose lease now covers it), the media
+    /// handed over and removed from the store. Concurrent claimers never get
+    /// the same job. `None` when nothing waits.
+    fn claim_job(&self, at: Timestamp) -> StoreFuture<'_, Option<ClaimedJob>> {
+        let _ = at;
+        Box::pin(async { Ok(None) })
+    }
 }

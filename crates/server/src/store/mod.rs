@@ -13,7 +13,7 @@ mod sqlite_tokens;
 mod tokens;
 mod usage;
 
-pub use jobs::{JobRecord, JobStore, NewJob};
+pub use jobs::{ClaimedJob, JobRecord, JobStore, NewJob, QueuedMedia};
 pub use postgres::{is_postgres_url, PgStore, PgStoreOptions};
 pub use sqlite::SqliteStore;
 pub use tokens::{BudgetOutcome, NewToken, TokenCaps, TokenRecord, TokenStore};

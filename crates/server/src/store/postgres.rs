@@ -97,6 +97,20 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX jobs_unfinished ON jobs(instance_id) WHERE status IN ('queued', 'running');
     CREATE INDEX jobs_expires_at ON jobs(expires_at);",
+    // 2: the shared job queue. A queued job's upload waits here for whichever
+    // instance claims it, and is deleted when claimed or when the job ends
+    // otherwise. Stored out of line and uncompressed: media is compressed
+    // already, so trying again only costs CPU.
+    "CREATE TABLE job_media (
+        job_id TEXT PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,
+        bytes BYTEA NOT NULL,
+        file_name TEXT,
+        content_type TEXT,
+        include TEXT NOT NULL,
+        duration_seconds DOUBLE PRECISION NOT NULL
+    );
+    ALTER TABLE job_media ALTER COLUMN bytes SET STORAGE EXTERNAL;
+    CREATE INDEX jobs_queued ON jobs(created_at, id) WHERE status = 'queued';",
 ];
 
 /// Any constant: the advisory lock taken while migrating, so instances
@@ -357,7 +371,10 @@ async fn renew(pool: &Pool, instance_id: &str, lease: Duration) -> Result<(), St
 /// Renews the lease every third of its length and fails the jobs of
 /// instances whose lease lapsed.
 async fn heartbeat(pool: Pool, instance_id: Arc<str>, lease: Duration) {
-    let mut ticks = tokio::time::interval((lease / 3).max(Duration::from_millis(100)));
+    // The first tick one period on: `open` has just renewed, and its caller
+    // (a starting server) sweeps for itself with `mark_interrupted`.
+    let period = (lease / 3).max(Duration::from_millis(100));
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticks.tick().await;

@@ -1,12 +1,18 @@
 //! v2 upload jobs in the PostgreSQL store, each stamped with the instance
-//! that accepted it so a dead instance's jobs can be told from live ones.
+//! that accepted or claimed it so a dead instance's jobs can be told from
+//! live ones, and the shared queue any instance claims from.
+//!
+//! A job enqueued with its media belongs to no instance until claimed: the
+//! sweep of dead instances leaves it queued, so a queue outlives the instance
+//! that accepted it (and a restart of every instance). Once claimed, its
+//! media is deleted and the claimer's lease covers it.
 
 use super::postgres::{raw, refund_usage, PgStore};
 use super::postgres_tokens::refund_token;
 use super::sqlite::{day_key, from_sql_int};
 use super::sqlite_tokens::timestamp;
-use super::{JobRecord, JobStore, NewJob, StoreError, StoreFuture};
-use attune_core::wire::{Model, Timestamp, UploadJobResult, UploadJobStatus};
+use super::{ClaimedJob, JobRecord, JobStore, NewJob, QueuedMedia, StoreError, StoreFuture};
+use attune_core::wire::{IncludeFlag, Model, Timestamp, UploadJobResult, UploadJobStatus};
 use attune_core::{ErrorCode, ServiceError};
 use deadpool_postgres::Pool;
 use tokio_postgres::{GenericClient, Row, Transaction};
@@ -96,6 +102,7 @@ async fn fail_unfinished(
                  WHERE j.status IN ('queued', 'running') \
                  AND j.instance_id IS DISTINCT FROM $1 \
                  AND (i.id IS NULL OR i.lease_expires_at <= $2) \
+                 AND NOT EXISTS (SELECT 1 FROM job_media m WHERE m.job_id = j.id) \
                  FOR UPDATE OF j SKIP LOCKED",
                 &[&live, &now],
             )
@@ -118,6 +125,9 @@ async fn fail_unfinished(
             &[&id, &error.code.as_str(), &error.message(), &at],
         )
         .await?;
+        // A job failed while still queued never needs its upload again.
+        tx.execute("DELETE FROM job_media WHERE job_id = $1", &[&id])
+            .await?;
     }
     Ok(rows.len() as u64)
 }
@@ -146,29 +156,135 @@ pub(super) async fn fail_jobs_of_dead_instances(
     Ok(count)
 }
 
+fn join_flags(flags: &[IncludeFlag]) -> String {
+    flags
+        .iter()
+        .map(|flag| flag.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn split_flags(id: &str, flags: &str) -> Result<Vec<IncludeFlag>, StoreError> {
+    flags
+        .split(',')
+        .filter(|flag| !flag.is_empty())
+        .map(|flag| {
+            IncludeFlag::parse(flag).ok_or_else(|| {
+                StoreError::Incompatible(format!("job {id}: unknown include flag `{flag}`"))
+            })
+        })
+        .collect()
+}
+
+async fn insert_job(
+    client: &impl GenericClient,
+    job: &NewJob,
+    instance_id: &str,
+) -> Result<(), StoreError> {
+    client
+        .execute(
+            "INSERT INTO jobs (id, account_id, model, status, correlation_id, \
+             created_at, expires_at, updated_at, billed_seconds, billed_day, token_id, \
+             instance_id) VALUES ($1, $2, $3, 'queued', $4, $5, $6, $5, $7, $8, $9, $10)",
+            &[
+                &job.id,
+                &job.account_id,
+                &job.model.as_str(),
+                &job.correlation_id,
+                &job.created_at.unix_millis(),
+                &job.expires_at.unix_millis(),
+                &job.billed_seconds,
+                &day_key(job.billed_day),
+                &job.token_id,
+                &instance_id,
+            ],
+        )
+        .await?;
+    Ok(())
+}
+
+/// Claims the oldest unexpired job queued with media in one statement: the
+/// row lock with `SKIP LOCKED` makes concurrent claimers take different jobs,
+/// and the media row is deleted as it is handed over.
+const CLAIM: &str = "WITH next AS ( \
+        SELECT j.id FROM jobs j \
+        WHERE j.status = 'queued' AND j.expires_at > $1 \
+        AND EXISTS (SELECT 1 FROM job_media m WHERE m.job_id = j.id) \
+        ORDER BY j.created_at, j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED), \
+    claimed AS ( \
+        UPDATE jobs SET status = 'running', updated_at = $1, instance_id = $2 \
+        FROM next WHERE jobs.id = next.id \
+        RETURNING jobs.id, jobs.model, jobs.correlation_id) \
+    DELETE FROM job_media m USING claimed c WHERE m.job_id = c.id \
+    RETURNING c.id, c.model, c.correlation_id, m.bytes, m.file_name, m.content_type, \
+        m.include, m.duration_seconds";
+
 impl JobStore for PgStore {
+    fn shares_queue(&self) -> bool {
+        true
+    }
+
+    fn enqueue_job(&self, job: NewJob, media: QueuedMedia) -> StoreFuture<'_, JobRecord> {
+        Box::pin(async move {
+            let mut client = self.pool.get().await?;
+            let tx = raw(&mut client).transaction().await?;
+            insert_job(&tx, &job, &self.instance_id).await?;
+            tx.execute(
+                "INSERT INTO job_media (job_id, bytes, file_name, content_type, include, \
+                 duration_seconds) VALUES ($1, $2, $3, $4, $5, $6)",
+                &[
+                    &job.id,
+                    &media.bytes.as_ref(),
+                    &media.file_name,
+                    &media.content_type,
+                    &join_flags(&media.include),
+                    &media.duration_seconds,
+                ],
+            )
+            .await?;
+            let record = job_by_id(&tx, &job.id).await?.ok_or_else(|| {
+                StoreError::Incompatible(format!("job `{}` vanished after insert", job.id))
+            })?;
+            tx.commit().await?;
+            Ok(record)
+        })
+    }
+
+    fn claim_job(&self, at: Timestamp) -> StoreFuture<'_, Option<ClaimedJob>> {
+        Box::pin(async move {
+            let client = self.pool.get().await?;
+            let Some(row) = client
+                .query_opt(CLAIM, &[&at.unix_millis(), &&*self.instance_id])
+                .await?
+            else {
+                return Ok(None);
+            };
+            let id: String = row.try_get(0)?;
+            let model: String = row.try_get(1)?;
+            let model = Model::parse(&model).ok_or_else(|| {
+                StoreError::Incompatible(format!("job {id}: unknown model `{model}`"))
+            })?;
+            let include: String = row.try_get(6)?;
+            let media = QueuedMedia {
+                bytes: bytes::Bytes::from(row.try_get::<_, Vec<u8>>(3)?),
+                file_name: row.try_get(4)?,
+                content_type: row.try_get(5)?,
+                include: split_flags(&id, &include)?,
+                duration_seconds: row.try_get(7)?,
+            };
+            Ok(Some(ClaimedJob {
+                correlation_id: row.try_get(2)?,
+                model,
+                media,
+                id,
+            }))
+        })
+    }
+
     fn create_job(&self, job: NewJob) -> StoreFuture<'_, JobRecord> {
         Box::pin(async move {
             let client = self.pool.get().await?;
-            client
-                .execute(
-                    "INSERT INTO jobs (id, account_id, model, status, correlation_id, \
-                     created_at, expires_at, updated_at, billed_seconds, billed_day, token_id, \
-                     instance_id) VALUES ($1, $2, $3, 'queued', $4, $5, $6, $5, $7, $8, $9, $10)",
-                    &[
-                        &job.id,
-                        &job.account_id,
-                        &job.model.as_str(),
-                        &job.correlation_id,
-                        &job.created_at.unix_millis(),
-                        &job.expires_at.unix_millis(),
-                        &job.billed_seconds,
-                        &day_key(job.billed_day),
-                        &job.token_id,
-                        &&*self.instance_id,
-                    ],
-                )
-                .await?;
+            insert_job(&**client, &job, &self.instance_id).await?;
             job_by_id(&**client, &job.id).await?.ok_or_else(|| {
                 StoreError::Incompatible(format!("job `{}` vanished after insert", job.id))
             })

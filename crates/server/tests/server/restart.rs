@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 /// Longest wait for the server to start listening, for a job to start
 /// running, or for a read to show the job failed; never reached when the
 /// server behaves.
-const PATIENCE: Duration = Duration::from_secs(60);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(60);
 
 /// Pause between two reads of a job.
 const POLL: Duration = Duration::from_millis(20);
@@ -19,14 +19,14 @@ const POLL: Duration = Duration::from_millis(20);
 /// Minutes of synthetic speech uploaded: long enough that the analysis is
 /// still running when the job is first read `running`, under the 32 MB limit
 /// at 16 kHz, 16-bit mono (28.8 MB for 15 minutes).
-const SPEECH_MINUTES: u32 = 15;
+pub(crate) const SPEECH_MINUTES: u32 = 15;
 
 const SAMPLE_RATE: u32 = 16_000;
 
 /// A WAV of voiced-speech-like sound: phrases of harmonic tones (a gliding
 /// pitch with five harmonics and a syllable-rate envelope) separated by
 /// pauses. Deterministic, so every run uploads the same file.
-fn synthetic_speech(minutes: u32) -> Vec<u8> {
+pub(crate) fn synthetic_speech(minutes: u32) -> Vec<u8> {
     let samples = (minutes * 60 * SAMPLE_RATE) as usize;
     let mut pcm = Vec::with_capacity(samples * 2);
     // Phrase and pause lengths cycle through these, in seconds.
@@ -73,9 +73,9 @@ fn synthetic_speech(minutes: u32) -> Vec<u8> {
     wav
 }
 
-/// The `attune` binary with `args`, on the store at `store`, with no
+/// The `attune` binary with `args` and `env`, one worker, with no other
 /// `ATTUNE_*` setting of the environment the tests run in.
-pub(crate) fn attune(store: &Path, args: &[&str]) -> Command {
+pub(crate) fn attune_with(env: &[(&str, &str)], args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_attune"));
     for (name, _) in std::env::vars_os() {
         if name.to_string_lossy().starts_with("ATTUNE_") {
@@ -84,9 +84,16 @@ pub(crate) fn attune(store: &Path, args: &[&str]) -> Command {
     }
     command
         .args(args)
-        .env("ATTUNE_STORE_PATH", store)
         .env("ATTUNE_WORKERS", "1")
-        .env("ATTUNE_LOG", "info");
+        .env("ATTUNE_LOG", "info")
+        .envs(env.iter().copied());
+    command
+}
+
+/// The `attune` binary with `args`, on the store at `store`.
+pub(crate) fn attune(store: &Path, args: &[&str]) -> Command {
+    let mut command = attune_with(&[], args);
+    command.env("ATTUNE_STORE_PATH", store);
     command
 }
 
@@ -100,7 +107,13 @@ pub(crate) struct Serve {
 impl Serve {
     /// Starts `attune serve` on a free port and waits until it listens.
     pub(crate) fn start(store: &Path) -> Serve {
-        let mut child = attune(store, &["serve", "--bind", "127.0.0.1:0"])
+        Serve::start_command(attune(store, &["serve", "--bind", "127.0.0.1:0"]))
+    }
+
+    /// Starts `command`, an `attune serve` on port 0, and waits until it
+    /// listens.
+    pub(crate) fn start_command(mut command: Command) -> Serve {
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -145,7 +158,7 @@ impl Serve {
     }
 
     /// SIGKILL: no shutdown code runs.
-    fn kill(mut self) {
+    pub(crate) fn kill(mut self) {
         self.child.kill().expect("the server is killed");
         self.child.wait().expect("the killed server is reaped");
     }
@@ -159,7 +172,7 @@ impl Drop for Serve {
 }
 
 /// Reads the job until `done` accepts its envelope, or [`PATIENCE`] passes.
-async fn read_until(
+pub(crate) async fn read_until(
     serve: &Serve,
     key: &str,
     job_id: &str,

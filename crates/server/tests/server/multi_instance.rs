@@ -1,0 +1,177 @@
+//! Two real `attune serve` processes on one PostgreSQL store: a job submitted
+//! on one is run and read on the other, `wait_seconds` works across them, an
+//! instance killed with SIGKILL mid-job leaves its job to fail with `ih1004`
+//! once its lease lapses, and a token revoked on one is refused on the other.
+//!
+//! Needs `ATTUNE_TEST_PG_URL` (`tests/pg/with-postgres.sh` sets it; `.ci/run`
+//! always does). Without it the test prints a notice and checks nothing.
+
+use crate::common::{client, expect_error, json, Form};
+use crate::restart::{attune_with, read_until, synthetic_speech, Serve, SPEECH_MINUTES};
+use attune_core::ErrorCode;
+use serde_json::json;
+
+/// Seconds an instance's lease lasts here: short, so a killed instance's job
+/// fails soon after.
+const LEASE_SECONDS: &str = "2";
+
+/// Creates an empty database beside the admin URL's and answers its URL.
+async fn fresh_database(admin_url: &str) -> String {
+    let (client, connection) = tokio_postgres::connect(admin_url, tokio_postgres::NoTls)
+        .await
+        .expect("the test cluster answers");
+    tokio::spawn(connection);
+    let name = format!("attune_two_{}", attune_server::ids::new_job_id());
+    client
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap();
+    let (base, query) = admin_url
+        .split_once('?')
+        .map_or((admin_url, None), |(b, q)| (b, Some(q)));
+    let (server, _) = base.rsplit_once('/').expect("the URL names a database");
+    match query {
+        Some(query) => format!("{server}/{name}?{query}"),
+        None => format!("{server}/{name}"),
+    }
+}
+
+fn env(url: &str) -> [(&str, &str); 2] {
+    [
+        ("ATTUNE_STORE_URL", url),
+        ("ATTUNE_STORE_LEASE_SECONDS", LEASE_SECONDS),
+    ]
+}
+
+fn serve(url: &str) -> Serve {
+    Serve::start_command(attune_with(&env(url), &["serve", "--bind", "127.0.0.1:0"]))
+}
+
+/// Submits `minutes` of speech on `serve` with extra form fields.
+async fn submit(
+    serve: &Serve,
+    key: &str,
+    minutes: u32,
+    fields: &[(&str, &str)],
+) -> reqwest::Response {
+    let mut form = Form::new()
+        .text("model", "inter-2-audio")
+        .text("include[]", "signals");
+    for (name, value) in fields {
+        form = form.text(name, value);
+    }
+    let form = form.file("file", &synthetic_speech(minutes));
+    client()
+        .post(serve.url("/v2/upload/analyze"))
+        .bearer_auth(key)
+        .header("content-type", form.content_type())
+        .body(form.into_body())
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_share_jobs_leases_and_revocations() {
+    let Ok(admin_url) = std::env::var("ATTUNE_TEST_PG_URL") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must set ATTUNE_TEST_PG_URL (.ci/run runs tests/pg/with-postgres.sh)"
+        );
+        eprintln!(
+            "NOTICE: two_instances_share_jobs_leases_and_revocations: ATTUNE_TEST_PG_URL is \
+             not set; skipped (run under tests/pg/with-postgres.sh)"
+        );
+        return;
+    };
+    let url = fresh_database(&admin_url).await;
+    let created = attune_with(
+        &env(&url),
+        &[
+            "keys",
+            "create",
+            "--account",
+            "acme",
+            "--scopes",
+            "service.upload,service.upload.inter-2-audio",
+        ],
+    )
+    .output()
+    .expect("attune keys create runs");
+    assert!(created.status.success(), "{created:?}");
+    let key = String::from_utf8(created.stdout).unwrap().trim().to_owned();
+
+    // A alone, one worker: it claims the long job itself.
+    let a = serve(&url);
+    let response = submit(&a, &key, SPEECH_MINUTES, &[]).await;
+    assert_eq!(response.status(), 202);
+    let long_id = json(response).await["job_id"].as_str().unwrap().to_owned();
+    let running = read_until(&a, &key, &long_id, |job| job["status"] != "queued").await;
+    assert_eq!(running["status"], "running", "{running}");
+
+    // B joins. A's only worker is busy, so a job submitted on A runs on B,
+    // and B reads it to the end.
+    let b = serve(&url);
+    let response = submit(&a, &key, 1, &[]).await;
+    assert_eq!(response.status(), 202);
+    let short_id = json(response).await["job_id"].as_str().unwrap().to_owned();
+    let done = read_until(&b, &key, &short_id, |job| {
+        job["status"] == "completed" || job["status"] == "failed"
+    })
+    .await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert!(done["result"]["signals"].is_array(), "{done}");
+
+    // wait_seconds on B: the submit answers the finished job.
+    let response = submit(&b, &key, 1, &[("wait_seconds", "60")]).await;
+    assert_eq!(response.status(), 200);
+    let waited = json(response).await;
+    assert_eq!(waited["status"], "completed", "{waited}");
+    // And the job B waited on reads the same on A.
+    let id = waited["job_id"].as_str().unwrap();
+    let on_a = read_until(&a, &key, id, |_| true).await;
+    assert_eq!(on_a["status"], "completed", "{on_a}");
+
+    // A token minted and revoked on A is refused on B.
+    let minted = client()
+        .post(a.url("/v1/client_tokens"))
+        .bearer_auth(&key)
+        .header("content-type", "application/json")
+        .body(json!({"scopes": ["service.upload"]}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(minted.status(), 200);
+    let token = json(minted).await["access_token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let read_with_token = |serve: &Serve| {
+        client()
+            .get(serve.url(&format!("/v2/upload/jobs/{short_id}")))
+            .bearer_auth(&token)
+            .send()
+    };
+    assert_eq!(read_with_token(&b).await.unwrap().status(), 200);
+    let revoked = client()
+        .post(a.url("/v1/client_tokens/revoke"))
+        .bearer_auth(&key)
+        .header("content-type", "application/json")
+        .body(json!({"token": token}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revoked.status(), 200);
+    expect_error(read_with_token(&b).await.unwrap(), 401, ErrorCode::Ih2014).await;
+
+    // A killed mid-job: once its lease lapses, B fails the job with ih1004.
+    let still = read_until(&b, &key, &long_id, |_| true).await;
+    assert_eq!(
+        still["status"], "running",
+        "the long analysis must still run when A is killed: {still}"
+    );
+    a.kill();
+    let job = read_until(&b, &key, &long_id, |job| job["status"] != "running").await;
+    assert_eq!(job["status"], "failed", "{job}");
+    assert_eq!(job["error"]["error_id"], "ih1004", "{job}");
+}
