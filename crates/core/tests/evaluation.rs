@@ -719,10 +719,11 @@ fn an_8_db_level_step_mid_file_adds_at_most_one_medium_or_high_signal() {
     assert!(added.len() <= 1, "{added:#?}");
 }
 
-/// Share of windows that must keep their state under noise or a telephone
-/// band: the target, 0.9; both reach 0.91 with rules-4 (see
-/// docs/EVALUATION.md).
-const KEPT_STATES_FLOORS: [(&str, f64); 2] = [("pink20", 0.9), ("phone", 0.9)];
+/// Share of windows that must keep their state under noise, a telephone
+/// band or background talk: the target for noise and the telephone, 0.9,
+/// both reached (0.91 with rules-4); babble at 15 dB has no target in the
+/// issue and reaches 0.45, its floor (see docs/EVALUATION.md).
+const KEPT_STATES_FLOORS: [(&str, f64); 3] = [("pink20", 0.9), ("phone", 0.9), ("babble15", 0.45)];
 
 #[test]
 fn pink_noise_at_20_db_snr_or_a_telephone_band_keeps_most_engagement_states() {

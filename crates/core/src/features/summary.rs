@@ -6,7 +6,8 @@
 //!
 //! - speech and pauses: frames the VAD calls speech and whose intensity is
 //!   within [`SILENCE_BELOW_PEAK_DB`] of the loudest (99th percentile) nearby
-//!   (the VAD alone trails off slowly into silence), blips under 30 ms
+//!   (the VAD alone trails off slowly into silence) and 5 dB above the
+//!   quietest (5th percentile: background talk the VAD calls speech), blips under 30 ms
 //!   dropped, gaps shorter than [`MIN_PAUSE_S`] bridged; a pause is a
 //!   non-speech stretch of at least [`MIN_PAUSE_S`] between speech, counted in
 //!   the span where speech resumes, with its whole length (Goldman-Eisler's
@@ -52,6 +53,11 @@ pub const TERMINAL_HEIGHT_ST: f32 = 4.0;
 /// Frames quieter than the 99th percentile intensity nearby minus this are
 /// silence whatever the VAD says, dB.
 pub const SILENCE_BELOW_PEAK_DB: f32 = 35.0;
+/// Quantile of the nearby frame intensities taken as the background level (talk or noise
+/// behind the speaker, or silence).
+const NOISE_QUANTILE: f64 = 0.05;
+/// Speech must be this far above the background level, dB.
+const ABOVE_NOISE_DB: f32 = 5.0;
 /// Voicing looked at for a terminal contour, s.
 const TERMINAL_WINDOW_S: f64 = 0.3;
 /// Voiced frames at the very end averaged for the final F0.
@@ -380,8 +386,13 @@ fn mean(values: impl Iterator<Item = f32>) -> Option<f32> {
 /// between speech bridged.
 fn speech_masks(frames: &[Frame], lo: usize, hi: usize) -> (Vec<bool>, Vec<bool>) {
     let mut levels: Vec<f32> = frames[lo..hi].iter().map(|f| f.intensity_db).collect();
-    let floor =
+    let peak_floor =
         quantile(&mut levels, 0.99).map_or(f32::INFINITY, |top| top - SILENCE_BELOW_PEAK_DB);
+    // Background talk or noise fills the pauses with sound the VAD calls speech: the quietest
+    // frames nearby give its level, and speech must stand clear of it.
+    let noise_floor = quantile(&mut levels, NOISE_QUANTILE)
+        .map_or(f32::NEG_INFINITY, |bottom| bottom + ABOVE_NOISE_DB);
+    let floor = peak_floor.max(noise_floor);
     let mut mask: Vec<bool> = frames[lo..hi]
         .iter()
         .map(|f| f.is_speech() && f.intensity_db > floor)
