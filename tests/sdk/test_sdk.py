@@ -484,10 +484,10 @@ async def v2_audio_model_hears_a_subset_of_the_signals() -> None:
 
 @test()
 async def v2_upload_without_signals_scores_the_neutral_cqi() -> None:
-    # A 3 s recording in which nothing is detected: the requested sections are still there,
-    # the signal list empty (not absent) and every score the neutral 50.
+    # A calm, neutral monologue (10 s) in which nothing is detected: the requested sections are
+    # still there, the signal list empty (not absent) and every score the neutral 50.
     job = await client().upload.submit(
-        FIXTURES / "wav_pcm_s24le.wav",
+        FIXTURES / "speech" / "baseline.wav",
         model=UploadModel.INTER_2_AUDIO,
         wait_seconds=60,
         include=[UploadJobIncludeFlag.SIGNALS, UploadJobIncludeFlag.CONVERSATION_QUALITY_OVERALL],
