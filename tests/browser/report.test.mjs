@@ -17,7 +17,7 @@ const ATTUNE = path.resolve(ROOT, process.env.ATTUNE_BIN || 'target/debug/attune
 const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
 const SHOTS = path.join(ROOT, 'target/browser');
 const WITH_SIGNALS = { file: 'tests/fixtures/speech/two_voices.wav', model: 'inter-2-audio' };
-const WITHOUT_SIGNALS = { file: 'tests/fixtures/wav_pcm_s24le.wav', model: 'inter-2-audio' };
+const WITHOUT_SIGNALS = { file: 'tests/fixtures/speech/baseline.wav', model: 'inter-2-audio' };
 
 const failures = [];
 function check(condition, message) {
