@@ -103,7 +103,8 @@ impl Metrics {
         let queue_wait = Histogram::new(exponential_buckets(0.01, 2.0, 14));
         registry.register_with_unit(
             "attune_job_queue_wait",
-            "Time from a job's acceptance to the start of its analysis on this instance",
+            "Time from a job's acceptance to the start of its analysis, for jobs run by the \
+             instance that accepted them (not observed for jobs claimed from a shared queue)",
             Unit::Seconds,
             queue_wait.clone(),
         );
