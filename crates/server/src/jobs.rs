@@ -160,6 +160,8 @@ pub struct WorkerPool {
     slots: Arc<Semaphore>,
     /// One permit per analysis that may run at once.
     workers: Arc<Semaphore>,
+    /// The permits `slots` and `workers` started with, to read occupancy.
+    capacity: (usize, usize),
 }
 
 impl std::fmt::Debug for WorkerPool {
@@ -184,11 +186,27 @@ impl WorkerPool {
     /// most `max_jobs` jobs (at least `workers`).
     pub fn new(runner: Arc<dyn JobRunner>, workers: usize, max_jobs: usize) -> WorkerPool {
         let workers = workers.max(1);
+        let max_jobs = max_jobs.max(workers);
         WorkerPool {
             runner,
-            slots: Arc::new(Semaphore::new(max_jobs.max(workers))),
+            slots: Arc::new(Semaphore::new(max_jobs)),
             workers: Arc::new(Semaphore::new(workers)),
+            capacity: (max_jobs, workers),
         }
+    }
+
+    /// How many jobs this instance holds (queued or running) and how many
+    /// analyses run now, v1's synchronous ones included.
+    pub fn occupancy(&self) -> (usize, usize) {
+        let held = self
+            .capacity
+            .0
+            .saturating_sub(self.slots.available_permits());
+        let running = self
+            .capacity
+            .1
+            .saturating_sub(self.workers.available_permits());
+        (held, running)
     }
 
     /// A slot for one more job, or `ih1002` when the instance holds as many

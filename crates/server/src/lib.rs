@@ -23,6 +23,7 @@ pub mod keys;
 pub mod limits;
 pub mod linger;
 pub mod logging;
+pub mod metrics;
 pub mod recommend_backend;
 pub mod redact;
 pub mod report;

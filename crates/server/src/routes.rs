@@ -82,6 +82,9 @@ enum Endpoint {
     Healthz,
     /// `GET /readyz`: readiness (store reachable, not draining).
     Readyz,
+    /// `GET /metrics`: this instance's Prometheus metrics (an extension
+    /// outside the interface).
+    Metrics,
     /// `GET /openapi.json`: the OpenAPI document.
     OpenApi,
     /// `GET /asyncapi.json`: the AsyncAPI document of the WebSocket endpoints.
@@ -166,6 +169,11 @@ pub const ROUTES: &[Route] = &[
         path: "/readyz",
         methods: GET,
         endpoint: Endpoint::Readyz,
+    },
+    Route {
+        path: "/metrics",
+        methods: GET,
+        endpoint: Endpoint::Metrics,
     },
     Route {
         path: "/openapi.json",
@@ -264,6 +272,8 @@ pub(crate) struct App {
     pub(crate) draining: std::sync::atomic::AtomicBool,
     /// Wakes the shared job queue's claimer and waiting submitters.
     pub(crate) queue: crate::uploads::QueueSignals,
+    /// This instance's Prometheus metrics.
+    pub(crate) metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl std::fmt::Debug for App {
@@ -294,6 +304,7 @@ impl App {
             demo: demo::DemoSettings::disabled(),
             draining: std::sync::atomic::AtomicBool::new(false),
             queue: crate::uploads::QueueSignals::default(),
+            metrics: Arc::new(crate::metrics::Metrics::new()),
         }
     }
 
@@ -360,6 +371,7 @@ impl App {
         let correlation_id = CorrelationId::new();
         let method = request.method().clone();
         let path = redact::loggable_path(request.uri());
+        let route = route_label(request.uri().path());
         let client_request_id = request
             .headers()
             .get(&X_CLIENT_REQUEST_ID)
@@ -388,6 +400,16 @@ impl App {
         response.headers_mut().insert(
             X_CORRELATION_ID,
             HeaderValue::from_str(correlation_id.as_str()).expect("hex is a valid header value"),
+        );
+        if error_id == Some(ErrorCode::Ih1003) {
+            // Every store call that fails unavailable surfaces as ih1003.
+            self.metrics.store_error();
+        }
+        self.metrics.observe_request(
+            route,
+            method_label(&method),
+            response.status().as_u16(),
+            started.elapsed(),
         );
         tracing::info!(
             method = %method,
@@ -420,6 +442,7 @@ impl App {
         match route.endpoint {
             Endpoint::Healthz => Ok(healthz()),
             Endpoint::Readyz => Ok(self.readyz().await),
+            Endpoint::Metrics => Ok(self.metrics_scrape()),
             Endpoint::OpenApi => Ok(document(OPENAPI_JSON)),
             Endpoint::AsyncApi => Ok(document(ASYNCAPI_JSON)),
             Endpoint::LegacyAuth => Err(legacy_auth(request.into_body()).await),
@@ -488,6 +511,30 @@ fn method_not_allowed(route: &Route, request: &Request<Incoming>) -> HttpError {
     .with_allow(route.methods)
 }
 
+/// The `route` label of a request: its route template, never the raw path,
+/// so the metrics' cardinality stays bounded.
+fn route_label(path: &str) -> &'static str {
+    if let Some(endpoint) = streams::endpoint_of(path) {
+        return endpoint.path();
+    }
+    resolve(path).map_or("other", |(route, _)| route.path)
+}
+
+/// The `method` label: the standard methods by name, anything else `other`
+/// (a client can send any token as a method).
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::PATCH => "PATCH",
+        Method::DELETE => "DELETE",
+        Method::OPTIONS => "OPTIONS",
+        _ => "other",
+    }
+}
+
 fn healthz() -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::from_static(br#"{"status":"ok"}"#)));
     let headers = response.headers_mut();
@@ -516,6 +563,22 @@ impl App {
         *response.status_mut() = status;
         let headers = response.headers_mut();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        response
+    }
+}
+
+impl App {
+    /// `GET /metrics`: no credential, like `/healthz`; operators keep it off
+    /// the public listener (see the README).
+    fn metrics_scrape(&self) -> Response<Body> {
+        let text = self.metrics.encode(&self.pool);
+        let mut response = Response::new(Full::new(Bytes::from(text)));
+        let headers = response.headers_mut();
+        headers.insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
+        );
         headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
         response
     }

@@ -440,10 +440,13 @@ fn spawn_job(
     let jobs = Arc::clone(&app.services.jobs);
     let clock = Arc::clone(&app.services.clock);
     let pool = app.pool.clone();
+    let metrics = Arc::clone(&app.metrics);
+    let accepted = std::time::Instant::now();
     let span = tracing::info_span!("job", correlation_id = %correlation_id);
     tokio::spawn(
         async move {
-            run_job(jobs.as_ref(), clock.as_ref(), &pool, input).await;
+            let wait = || metrics.observe_queue_wait(accepted.elapsed());
+            run_job(jobs.as_ref(), clock.as_ref(), &pool, input, wait).await;
             drop(slot);
             let _ = finished.send(());
         }
@@ -453,12 +456,22 @@ fn spawn_job(
 }
 
 /// Carries a job from `queued` to its end state.
-async fn run_job(jobs: &dyn JobStore, clock: &dyn Clock, pool: &WorkerPool, input: JobInput) {
+/// `started` is called once a worker takes the job, to record its wait.
+async fn run_job(
+    jobs: &dyn JobStore,
+    clock: &dyn Clock,
+    pool: &WorkerPool,
+    input: JobInput,
+    started: impl FnOnce(),
+) {
     let Some(id) = input.job_id.clone() else {
         return;
     };
     let worker = match pool.worker().await {
-        Ok(worker) => worker,
+        Ok(worker) => {
+            started();
+            worker
+        }
         Err(PoolClosed) => {
             // Shutting down: the job will not run; say so now rather than at
             // the next start.

@@ -389,6 +389,7 @@ pub(crate) async fn handle(
     }
     let streams = Arc::clone(&app.streams);
     let docs_url = app.docs_url.clone();
+    let metrics = Arc::clone(&app.metrics);
     let stores = (
         Arc::clone(&app.services.keys),
         Arc::clone(&app.services.tokens),
@@ -437,6 +438,7 @@ pub(crate) async fn handle(
             kind,
             streams.settings.credential_recheck,
         );
+        let _counted = metrics.session_opened(endpoint);
         let clock = SessionClock::new(streams.settings.time_scale);
         let (engine, first_actions) = StreamSession::open(admitted.setup, clock.now());
         let run = session::SessionRun {
@@ -447,6 +449,7 @@ pub(crate) async fn handle(
             first_actions,
             clock,
             credential,
+            metrics: Arc::clone(&metrics),
         };
         session::run(run, inbound, writer).await;
     });

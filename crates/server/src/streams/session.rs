@@ -287,6 +287,8 @@ pub(crate) struct SessionRun {
     pub(crate) first_actions: Vec<Action>,
     pub(crate) clock: SessionClock,
     pub(crate) credential: CredentialWatch,
+    /// The instance's metrics (dropped media seconds).
+    pub(crate) metrics: Arc<crate::metrics::Metrics>,
 }
 
 /// Runs a session to its end.
@@ -303,6 +305,7 @@ pub(crate) async fn run(
         first_actions,
         clock,
         mut credential,
+        metrics,
     } = run;
     let mut shutdown = streams.shutdown_schedule();
     let mut analysis: Option<AnalysisHandle> = None;
@@ -326,7 +329,13 @@ pub(crate) async fn run(
         }
         for action in std::mem::take(&mut pending) {
             match action {
-                Action::Send(data) => writer.event(data).await,
+                Action::Send(data) => {
+                    if let EventData::CoverageDropped(dropped) = &data {
+                        let seconds = dropped.ranges.iter().map(|r| r.end - r.start).sum();
+                        metrics.dropped_seconds(endpoint, seconds);
+                    }
+                    writer.event(data).await;
+                }
                 Action::Media { segment, bytes } => {
                     let handle = analysis.get_or_insert_with(|| {
                         start_analysis(&streams, engine.model(), endpoint, &mut events)

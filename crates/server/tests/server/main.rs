@@ -12,6 +12,7 @@ mod jobs;
 mod keys;
 mod limits;
 mod logs;
+mod metrics;
 mod multi_instance;
 mod openapi;
 mod realtime;
