@@ -17,6 +17,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use time::macros::date;
 
+#[path = "support/pg.rs"]
+mod pg;
+use pg::fresh_database;
+
 /// Every store trait at once.
 trait Store: KeyStore + TokenStore + UsageStore + JobStore {}
 impl<T: KeyStore + TokenStore + UsageStore + JobStore> Store for T {}
@@ -107,28 +111,6 @@ impl StoreHandle for PgStore {
     }
 }
 
-/// Creates an empty database beside the admin URL's and answers its URL.
-async fn fresh_database(admin_url: &str) -> String {
-    let (client, connection) = tokio_postgres::connect(admin_url, tokio_postgres::NoTls)
-        .await
-        .expect("the test cluster answers");
-    tokio::spawn(connection);
-    let name = format!("attune_test_{}", attune_server::ids::new_job_id());
-    client
-        .batch_execute(&format!("CREATE DATABASE {name}"))
-        .await
-        .unwrap();
-    // The admin URL is `postgres://user@host:port/db[?query]`: swap the db.
-    let (base, query) = admin_url
-        .split_once('?')
-        .map_or((admin_url, None), |(b, q)| (b, Some(q)));
-    let (server, _) = base.rsplit_once('/').expect("the URL names a database");
-    match query {
-        Some(query) => format!("{server}/{name}?{query}"),
-        None => format!("{server}/{name}"),
-    }
-}
-
 /// Declares a contract test run once per backend: `sqlite` and `postgres`.
 macro_rules! contract {
     ($name:ident, $body:expr) => {
@@ -150,6 +132,26 @@ macro_rules! contract {
             }
         }
     };
+}
+
+/// An account with default limits and one key of `scopes`: (account id, key id).
+async fn account_with_key(
+    store: &dyn StoreHandle,
+    account: &str,
+    scopes: &[Scope],
+) -> (i64, String) {
+    let account_id = store
+        .ensure_account(account, AccountLimits::default())
+        .await
+        .unwrap()
+        .id;
+    let key_id = store
+        .create_key(account_id, scopes)
+        .await
+        .unwrap()
+        .record
+        .id;
+    (account_id, key_id)
 }
 
 fn at(seconds: i64) -> Timestamp {
@@ -398,17 +400,7 @@ contract!(
     tokens_round_trip_and_revoke_within_their_account,
     |b: Backend| async move {
         let store = b.open().await;
-        let account_id = store
-            .ensure_account("acme", AccountLimits::default())
-            .await
-            .unwrap()
-            .id;
-        let key_id = store
-            .create_key(account_id, &[Scope::Stream])
-            .await
-            .unwrap()
-            .record
-            .id;
+        let (account_id, key_id) = account_with_key(store.as_ref(), "acme", &[Scope::Stream]).await;
         let new = new_token(account_id, &key_id, Some(10.0));
         let created = store.create_token(new.clone()).await.unwrap();
         assert_eq!(created.caps, new.caps);
@@ -502,17 +494,7 @@ contract!(
     the_video_budget_is_taken_all_or_nothing_and_refunded,
     |b: Backend| async move {
         let store = b.open().await;
-        let account_id = store
-            .ensure_account("acme", AccountLimits::default())
-            .await
-            .unwrap()
-            .id;
-        let key_id = store
-            .create_key(account_id, &[Scope::Stream])
-            .await
-            .unwrap()
-            .record
-            .id;
+        let (account_id, key_id) = account_with_key(store.as_ref(), "acme", &[Scope::Stream]).await;
         let new = new_token(account_id, &key_id, Some(10.0));
         store.create_token(new.clone()).await.unwrap();
         assert_eq!(
@@ -584,17 +566,7 @@ contract!(
     failing_a_job_keeps_its_error_and_gives_back_its_charges,
     |b: Backend| async move {
         let store = b.open().await;
-        let account_id = store
-            .ensure_account("acme", AccountLimits::default())
-            .await
-            .unwrap()
-            .id;
-        let key_id = store
-            .create_key(account_id, &[Scope::Upload])
-            .await
-            .unwrap()
-            .record
-            .id;
+        let (account_id, key_id) = account_with_key(store.as_ref(), "acme", &[Scope::Upload]).await;
         let token = new_token(account_id, &key_id, Some(20.0));
         store.create_token(token.clone()).await.unwrap();
         let day = date!(2026 - 01 - 15);

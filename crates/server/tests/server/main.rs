@@ -15,6 +15,8 @@ mod logs;
 mod metrics;
 mod multi_instance;
 mod openapi;
+#[path = "../support/pg.rs"]
+mod pg;
 mod realtime;
 mod report;
 mod restart;

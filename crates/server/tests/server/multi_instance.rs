@@ -7,6 +7,7 @@
 //! always does). Without it the test prints a notice and checks nothing.
 
 use crate::common::{client, expect_error, json, Form};
+use crate::pg::fresh_database;
 use crate::restart::{attune_with, read_until, synthetic_speech, Serve, SPEECH_MINUTES};
 use attune_core::ErrorCode;
 use serde_json::json;
@@ -14,27 +15,6 @@ use serde_json::json;
 /// Seconds an instance's lease lasts here: short, so a killed instance's job
 /// fails soon after.
 const LEASE_SECONDS: &str = "2";
-
-/// Creates an empty database beside the admin URL's and answers its URL.
-async fn fresh_database(admin_url: &str) -> String {
-    let (client, connection) = tokio_postgres::connect(admin_url, tokio_postgres::NoTls)
-        .await
-        .expect("the test cluster answers");
-    tokio::spawn(connection);
-    let name = format!("attune_two_{}", attune_server::ids::new_job_id());
-    client
-        .batch_execute(&format!("CREATE DATABASE {name}"))
-        .await
-        .unwrap();
-    let (base, query) = admin_url
-        .split_once('?')
-        .map_or((admin_url, None), |(b, q)| (b, Some(q)));
-    let (server, _) = base.rsplit_once('/').expect("the URL names a database");
-    match query {
-        Some(query) => format!("{server}/{name}?{query}"),
-        None => format!("{server}/{name}"),
-    }
-}
 
 fn env(url: &str) -> [(&str, &str); 2] {
     [
