@@ -309,7 +309,7 @@ fn analyze_media_with_progress(
     let speaker_turns = if audio_absent {
         Vec::new()
     } else {
-        features::summarize(&frames, Span::whole(&frames)).turns
+        features::speaker_turns(&frames, Span::whole(&frames))
     };
     FileAnalysis {
         model,

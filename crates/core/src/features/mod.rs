@@ -100,7 +100,7 @@ pub use speakers::{
 };
 pub use spectral::TIMBRE_DIMS;
 pub use summary::{
-    summarize, Direction, Span, SpanFeatures, SpeakerSpan, TerminalContour, Turn,
+    speaker_turns, summarize, Direction, Span, SpanFeatures, SpeakerSpan, TerminalContour, Turn,
     BACKCHANNEL_MAX_F0_RANGE_ST, BACKCHANNEL_MAX_GAP_S, BACKCHANNEL_MAX_S,
     BACKCHANNEL_MAX_SYLLABLES, CONTEXT_S, MIN_PAUSE_S, SILENCE_BELOW_PEAK_DB,
     TERMINAL_SLOPE_ST_PER_S,

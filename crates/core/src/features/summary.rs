@@ -597,6 +597,24 @@ fn syllable_nuclei(
 
 /// Summarises the frames whose centre lies in `span`, reading up to
 /// [`CONTEXT_S`] of earlier frames for pauses and turns that began before it.
+/// The speaker turns of `span`, exactly as [`summarize`] finds them (its
+/// [`SpanFeatures::turns`]), without the rest of the summary.
+pub fn speaker_turns(features: &FrameFeatures, span: Span) -> Vec<Turn> {
+    let base = features.first_index;
+    let (first_abs, last_abs) = span.frame_range(base, features.end_index());
+    let (first, last) = ((first_abs - base) as usize, (last_abs - base) as usize);
+    let lo = first.saturating_sub(CONTEXT_FRAMES);
+    let hi = (last + MIN_PAUSE_FRAMES).min(features.frames.len());
+    let (raw_mask, _) = speech_masks(&features.frames, lo, hi);
+    turns(
+        features,
+        (first_abs as usize, last_abs as usize),
+        &raw_mask,
+        base as usize + lo,
+    )
+    .turns
+}
+
 /// Only frames held count: after [`super::FeatureExtractor::forget_before`]
 /// a span reaching back into what was forgotten sees the rest.
 pub fn summarize(features: &FrameFeatures, span: Span) -> SpanFeatures {

@@ -270,6 +270,17 @@ fn truth() -> serde_json::Value {
 }
 
 #[test]
+fn speaker_turns_alone_are_the_turns_of_the_summary() {
+    let f = fixture_features("two_voices.wav");
+    let span = Span::whole(&f);
+    let turns = speaker_turns(&f, span);
+    assert!(turns.len() >= 2, "{turns:?}");
+    assert_eq!(turns, summarize(&f, span).turns);
+    let part = Span::new(2.0, 7.0);
+    assert_eq!(speaker_turns(&f, part), summarize(&f, part).turns);
+}
+
+#[test]
 fn the_two_voice_exchange_has_two_speakers_with_their_talk_shares_and_short_gaps() {
     let s = whole(&fixture_features("two_voices.wav"));
     assert_eq!(s.voice_count, 2);
