@@ -1,20 +1,25 @@
-//! Per-account request limits: requests per minute and concurrent requests,
-//! counted in memory by each server instance, plus the refusals for the
-//! store-kept quotas.
+//! Per-account request limits: requests per minute, concurrent requests and
+//! a client token's open sessions, plus the refusals for the store-kept
+//! quotas.
 //!
-//! Being in memory, the rate and concurrency limits hold per instance: a
-//! deployment of N instances behind a load balancer admits up to N times
-//! each limit. The quotas (total and daily analysis seconds) live in the store
-//! and hold across instances.
+//! Where they are counted depends on the store. On the embedded store (one
+//! instance) they are counted in this process's memory, which costs nothing
+//! per request. On a store shared by several instances
+//! ([`UsageStore::counts_requests`]) they are counted in the store, so the
+//! whole deployment shares each allowance: a slot held for a request or a
+//! session names the instance holding it and stops counting when that
+//! instance's lease lapses. The quotas (total and daily analysis seconds)
+//! and client-token budgets always live in the store.
 //!
 //! Requests per minute use the generic cell rate algorithm (GCRA): a burst of
 //! up to the whole minute's allowance is accepted, after which requests are
 //! admitted one per `60 s / limit`, and a refused request learns exactly how
 //! long until the next one fits (its `Retry-After`).
 
+use crate::auth::store_unavailable;
 use crate::clock::next_utc_midnight;
 use crate::http_error::HttpError;
-use crate::store::{Account, QuotaOutcome};
+use crate::store::{Account, QuotaOutcome, SlotOutcome, UsageStore};
 use attune_core::wire::Timestamp;
 use attune_core::{ErrorCode, ServiceError};
 use std::collections::HashMap;
@@ -36,33 +41,128 @@ struct AccountState {
     in_flight: u32,
 }
 
-/// The in-memory request limits of every account seen by this instance.
-#[derive(Debug, Default)]
+/// The request limits of every account and client token, counted in memory
+/// or, when the store is shared, in the store.
+#[derive(Default)]
 pub struct RequestLimiter {
     accounts: Mutex<HashMap<i64, AccountState>>,
+    /// Open sessions per client token id.
+    sessions: Mutex<HashMap<String, u32>>,
+    /// The store that counts for every instance, when there is one.
+    shared: Option<Arc<dyn UsageStore>>,
 }
 
-/// Proof that a request was admitted; dropping it (when the response is
-/// ready) frees its concurrency slot.
+impl std::fmt::Debug for RequestLimiter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestLimiter")
+            .field("shared", &self.shared.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where a permit's place is held.
+#[derive(Debug)]
+enum Place {
+    /// An account's in-flight count in this process.
+    Request { account_id: i64 },
+    /// A client token's session count in this process.
+    Session { token_id: String },
+    /// A slot in the shared store.
+    Stored { slot: i64 },
+}
+
+/// Proof that a request or a session was admitted; dropping it (when the
+/// response is ready, or the session ends) frees its place.
 #[derive(Debug)]
 pub struct RequestPermit {
     limiter: Arc<RequestLimiter>,
-    account_id: i64,
+    place: Place,
 }
 
 impl Drop for RequestPermit {
     fn drop(&mut self) {
-        let mut accounts = self.limiter.lock();
-        if let Some(state) = accounts.get_mut(&self.account_id) {
-            state.in_flight = state.in_flight.saturating_sub(1);
+        match &self.place {
+            Place::Request { account_id } => {
+                let mut accounts = self.limiter.lock();
+                if let Some(state) = accounts.get_mut(account_id) {
+                    state.in_flight = state.in_flight.saturating_sub(1);
+                }
+            }
+            Place::Session { token_id } => {
+                let mut open = self
+                    .limiter
+                    .sessions
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                if let Some(count) = open.get_mut(token_id) {
+                    *count = count.saturating_sub(1);
+                    if *count == 0 {
+                        open.remove(token_id);
+                    }
+                }
+            }
+            Place::Stored { slot } => {
+                let (Some(store), Ok(runtime)) = (
+                    self.limiter.shared.clone(),
+                    tokio::runtime::Handle::try_current(),
+                ) else {
+                    // Outside a runtime (a test, or the process ending): the
+                    // slot frees itself when this instance's lease lapses.
+                    return;
+                };
+                let slot = *slot;
+                runtime.spawn(async move {
+                    if let Err(error) = store.release_slot(slot).await {
+                        // It counts until this instance's lease lapses.
+                        tracing::warn!(%error, "request slot not released");
+                    }
+                });
+            }
         }
     }
 }
 
+fn too_many_requests(in_flight: u32) -> HttpError {
+    HttpError::new(ServiceError::with_message(
+        ErrorCode::Ih3002,
+        format!(
+            "The account already has {in_flight} requests in progress, its limit. Retry when one \
+             has finished."
+        ),
+    ))
+}
+
+fn rate_limited(rate: u32, wait: Duration) -> HttpError {
+    HttpError::new(ServiceError::with_message(
+        ErrorCode::Ih3001,
+        format!(
+            "The account's limit of {rate} requests per minute is used up. Retry after the delay \
+             in Retry-After."
+        ),
+    ))
+    .with_retry_after(wait)
+}
+
+fn too_many_sessions(max: u32) -> HttpError {
+    HttpError::new(ServiceError::with_message(
+        ErrorCode::Ih3002,
+        format!("The client token already has {max} sessions open, its limit."),
+    ))
+}
+
 impl RequestLimiter {
-    /// An empty limiter.
+    /// An empty limiter counting in memory.
     pub fn new() -> RequestLimiter {
         RequestLimiter::default()
+    }
+
+    /// A limiter for a server on `store`: counting in the store when it
+    /// counts for every instance, in memory otherwise.
+    pub fn for_store(store: Arc<dyn UsageStore>) -> RequestLimiter {
+        RequestLimiter {
+            shared: store.counts_requests().then_some(store),
+            ..RequestLimiter::default()
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<i64, AccountState>> {
@@ -74,8 +174,68 @@ impl RequestLimiter {
     /// Admits a request of `account` at `now`, or refuses it: `ih3002` when
     /// the account already has its maximum of requests in flight, `ih3001`
     /// (with `Retry-After`) when it has used its minute's allowance. A refused
-    /// request counts against neither limit.
-    pub fn admit(
+    /// request counts against neither limit. `ih1003` when the shared store
+    /// cannot answer.
+    pub async fn admit(
+        self: &Arc<Self>,
+        account: &Account,
+        now: Timestamp,
+    ) -> Result<RequestPermit, HttpError> {
+        let Some(store) = &self.shared else {
+            return self.admit_in_memory(account, now);
+        };
+        let outcome = store
+            .admit_request(account.id, account.limits, now.unix_millis())
+            .await
+            .map_err(|e| HttpError::new(store_unavailable(&e)))?;
+        match outcome {
+            SlotOutcome::Taken(slot) => Ok(RequestPermit {
+                limiter: Arc::clone(self),
+                place: Place::Stored { slot },
+            }),
+            SlotOutcome::Full(in_flight) => Err(too_many_requests(in_flight)),
+            SlotOutcome::RateLimited(wait) => Err(rate_limited(
+                account.limits.requests_per_minute.max(1),
+                wait,
+            )),
+        }
+    }
+
+    /// Takes a place among the open sessions of client token `token_id`, at
+    /// most `max` (0: no limit), or refuses with `ih3002`.
+    pub async fn open_session(
+        self: &Arc<Self>,
+        token_id: &str,
+        max: u32,
+    ) -> Result<RequestPermit, HttpError> {
+        if let Some(store) = &self.shared {
+            let outcome = store
+                .open_token_session(token_id, max)
+                .await
+                .map_err(|e| HttpError::new(store_unavailable(&e)))?;
+            return match outcome {
+                SlotOutcome::Taken(slot) => Ok(RequestPermit {
+                    limiter: Arc::clone(self),
+                    place: Place::Stored { slot },
+                }),
+                SlotOutcome::Full(_) | SlotOutcome::RateLimited(_) => Err(too_many_sessions(max)),
+            };
+        }
+        let mut open = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = open.entry(token_id.to_owned()).or_insert(0);
+        if max > 0 && *count >= max {
+            return Err(too_many_sessions(max));
+        }
+        *count += 1;
+        Ok(RequestPermit {
+            limiter: Arc::clone(self),
+            place: Place::Session {
+                token_id: token_id.to_owned(),
+            },
+        })
+    }
+
+    fn admit_in_memory(
         self: &Arc<Self>,
         account: &Account,
         now: Timestamp,
@@ -90,14 +250,7 @@ impl RequestLimiter {
             in_flight: 0,
         });
         if state.in_flight >= account.limits.concurrent_requests {
-            return Err(HttpError::new(ServiceError::with_message(
-                ErrorCode::Ih3002,
-                format!(
-                    "The account already has {} requests in progress, its limit. Retry when one \
-                     has finished.",
-                    state.in_flight
-                ),
-            )));
+            return Err(too_many_requests(state.in_flight));
         }
         let rate = account.limits.requests_per_minute.max(1);
         let interval_ms = MINUTE_MS / i64::from(rate);
@@ -106,20 +259,15 @@ impl RequestLimiter {
         let earliest = arrival - tolerance_ms;
         if earliest > now_ms {
             let wait = Duration::from_millis((earliest - now_ms) as u64);
-            return Err(HttpError::new(ServiceError::with_message(
-                ErrorCode::Ih3001,
-                format!(
-                    "The account's limit of {rate} requests per minute is used up. Retry after \
-                     the delay in Retry-After."
-                ),
-            ))
-            .with_retry_after(wait));
+            return Err(rate_limited(rate, wait));
         }
         state.next_arrival_ms = arrival + interval_ms;
         state.in_flight += 1;
         Ok(RequestPermit {
             limiter: Arc::clone(self),
-            account_id: account.id,
+            place: Place::Request {
+                account_id: account.id,
+            },
         })
     }
 }
@@ -190,18 +338,24 @@ mod tests {
         let limiter = Arc::new(RequestLimiter::new());
         let acme = account(3, 100);
         for _ in 0..3 {
-            drop(limiter.admit(&acme, at(0)).unwrap());
+            drop(limiter.admit_in_memory(&acme, at(0)).unwrap());
         }
-        let refused = limiter.admit(&acme, at(0)).unwrap_err();
+        let refused = limiter.admit_in_memory(&acme, at(0)).unwrap_err();
         assert_eq!(refused.service_error().code, ErrorCode::Ih3001);
         assert_eq!(refused.retry_after_delay(), Some(Duration::from_secs(20)));
         // Refusals do not use up the allowance: 20 s later one request fits.
-        assert_eq!(code(limiter.admit(&acme, at(19))), Some(ErrorCode::Ih3001));
-        assert!(limiter.admit(&acme, at(20)).is_ok());
-        assert_eq!(code(limiter.admit(&acme, at(20))), Some(ErrorCode::Ih3001));
+        assert_eq!(
+            code(limiter.admit_in_memory(&acme, at(19))),
+            Some(ErrorCode::Ih3001)
+        );
+        assert!(limiter.admit_in_memory(&acme, at(20)).is_ok());
+        assert_eq!(
+            code(limiter.admit_in_memory(&acme, at(20))),
+            Some(ErrorCode::Ih3001)
+        );
         // A quiet minute restores the whole burst.
         for _ in 0..3 {
-            limiter.admit(&acme, at(200)).unwrap();
+            limiter.admit_in_memory(&acme, at(200)).unwrap();
         }
     }
 
@@ -209,14 +363,17 @@ mod tests {
     fn requests_in_flight_are_capped_until_answered() {
         let limiter = Arc::new(RequestLimiter::new());
         let acme = account(1000, 2);
-        let first = limiter.admit(&acme, at(0)).unwrap();
-        let _second = limiter.admit(&acme, at(0)).unwrap();
-        assert_eq!(code(limiter.admit(&acme, at(0))), Some(ErrorCode::Ih3002));
+        let first = limiter.admit_in_memory(&acme, at(0)).unwrap();
+        let _second = limiter.admit_in_memory(&acme, at(0)).unwrap();
+        assert_eq!(
+            code(limiter.admit_in_memory(&acme, at(0))),
+            Some(ErrorCode::Ih3002)
+        );
         drop(first);
-        assert!(limiter.admit(&acme, at(0)).is_ok());
+        assert!(limiter.admit_in_memory(&acme, at(0)).is_ok());
         // Another account is not affected.
         let other = Account { id: 8, ..acme };
-        assert!(limiter.admit(&other, at(0)).is_ok());
+        assert!(limiter.admit_in_memory(&other, at(0)).is_ok());
     }
 
     #[test]

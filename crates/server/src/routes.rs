@@ -259,7 +259,7 @@ pub(crate) struct App {
     pub(crate) max_upload_bytes: u64,
     /// Stores, runner and clock.
     pub(crate) services: Services,
-    /// Per-account request limits of this instance.
+    /// Per-account request limits (in memory, or in a shared store).
     pub(crate) limiter: Arc<RequestLimiter>,
     /// The analysis workers.
     pub(crate) pool: WorkerPool,
@@ -294,11 +294,12 @@ impl App {
         streams: StreamSettings,
     ) -> App {
         let streams = Arc::new(Streams::new(streams, Arc::clone(&services.tokens)));
+        let limiter = Arc::new(RequestLimiter::for_store(Arc::clone(&services.usage)));
         App {
             docs_url,
             max_upload_bytes,
             services,
-            limiter: Arc::new(RequestLimiter::new()),
+            limiter,
             pool,
             streams,
             demo: demo::DemoSettings::disabled(),
@@ -319,7 +320,7 @@ impl App {
             now,
         )
         .await?;
-        self.admit_principal(principal, now)
+        self.admit_principal(principal, now).await
     }
 
     /// Like [`App::admit`] for the client-token routes, whose API key comes
@@ -351,12 +352,16 @@ impl App {
                 "Client tokens are minted and revoked with an API key, not with a client token.",
             )));
         }
-        self.admit_principal(principal, now)
+        self.admit_principal(principal, now).await
     }
 
-    fn admit_principal(&self, principal: Principal, now: Timestamp) -> Result<Caller, HttpError> {
+    async fn admit_principal(
+        &self,
+        principal: Principal,
+        now: Timestamp,
+    ) -> Result<Caller, HttpError> {
         check_subscription(principal.account())?;
-        let permit = self.limiter.admit(principal.account(), now)?;
+        let permit = self.limiter.admit(principal.account(), now).await?;
         Ok(Caller {
             principal,
             now,

@@ -8,6 +8,7 @@
 
 use attune_core::wire::{IncludeFlag, Model, Timestamp, UploadJobResult, UploadJobStatus};
 use attune_core::{ErrorCode, ServiceError};
+use attune_server::store::SlotOutcome;
 use attune_server::store::{PgStore, PgStoreOptions};
 use attune_server::{
     AccountLimits, BudgetOutcome, JobStore, KeyStatus, KeyStore, NewJob, NewToken, QueuedMedia,
@@ -920,5 +921,115 @@ mod shared {
             .unwrap();
         assert!(!store.shares_queue());
         assert_eq!(store.claim_job(at(0)).await.unwrap(), None);
+        // Requests are counted in each instance's memory, not here.
+        assert!(!store.counts_requests());
+    }
+
+    fn taken(outcome: SlotOutcome) -> i64 {
+        match outcome {
+            SlotOutcome::Taken(slot) => slot,
+            other => panic!("expected a slot, got {other:?}"),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn request_limits_hold_for_every_instance_together() {
+        let Some((_backend, a, b)) = pg("request_limits_hold_for_every_instance_together").await
+        else {
+            return;
+        };
+        assert!(a.counts_requests());
+        let limits = AccountLimits {
+            requests_per_minute: 4,
+            concurrent_requests: 3,
+            ..AccountLimits::default()
+        };
+        let id = a.ensure_account("acme", limits).await.unwrap().id;
+        let now = at(0).unix_millis();
+        // Three in flight across A and B: the fourth is refused on either.
+        let first = taken(a.admit_request(id, limits, now).await.unwrap());
+        taken(a.admit_request(id, limits, now).await.unwrap());
+        taken(b.admit_request(id, limits, now).await.unwrap());
+        assert_eq!(
+            b.admit_request(id, limits, now).await.unwrap(),
+            SlotOutcome::Full(3)
+        );
+        // One answered on A frees a place for B: the minute's fourth request.
+        a.release_slot(first).await.unwrap();
+        let fourth = taken(b.admit_request(id, limits, now).await.unwrap());
+        b.release_slot(fourth).await.unwrap();
+        // The minute's allowance of 4 is used up across both: the fifth waits
+        // one interval (60 s / 4), on A as on B, and counts against nothing.
+        for store in [&a, &b] {
+            assert_eq!(
+                store.admit_request(id, limits, now).await.unwrap(),
+                SlotOutcome::RateLimited(Duration::from_secs(15))
+            );
+        }
+        let later = at(15).unix_millis();
+        taken(a.admit_request(id, limits, later).await.unwrap());
+        // Another account is not affected.
+        let other = a.ensure_account("other", limits).await.unwrap().id;
+        taken(b.admit_request(other, limits, now).await.unwrap());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_tokens_sessions_are_capped_across_instances() {
+        let Some((_backend, a, b)) = pg("a_tokens_sessions_are_capped_across_instances").await
+        else {
+            return;
+        };
+        let on_a = taken(a.open_token_session("tok_1", 2).await.unwrap());
+        let on_b = taken(b.open_token_session("tok_1", 2).await.unwrap());
+        assert_eq!(
+            a.open_token_session("tok_1", 2).await.unwrap(),
+            SlotOutcome::Full(2)
+        );
+        // Another token has its own count.
+        taken(a.open_token_session("tok_2", 1).await.unwrap());
+        b.release_slot(on_b).await.unwrap();
+        taken(a.open_token_session("tok_1", 2).await.unwrap());
+        a.release_slot(on_a).await.unwrap();
+        taken(b.open_token_session("tok_1", 2).await.unwrap());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_killed_instances_slots_stop_counting_when_its_lease_lapses() {
+        let Some(backend) =
+            Backend::postgres("a_killed_instances_slots_stop_counting_when_its_lease_lapses").await
+        else {
+            return;
+        };
+        let Place::Postgres(url) = &backend.place else {
+            unreachable!()
+        };
+        let short = Duration::from_secs(1);
+        let a = PgStore::open(
+            url,
+            PgStoreOptions {
+                pool_size: 2,
+                lease: short,
+            },
+        )
+        .await
+        .unwrap();
+        let b = PgStore::open(
+            url,
+            PgStoreOptions {
+                pool_size: 2,
+                lease: TEST_LEASE,
+            },
+        )
+        .await
+        .unwrap();
+        taken(a.open_token_session("tok_1", 1).await.unwrap());
+        assert_eq!(
+            b.open_token_session("tok_1", 1).await.unwrap(),
+            SlotOutcome::Full(1)
+        );
+        // A is killed while its session is open: nothing releases the slot.
+        a.stop_heartbeat();
+        tokio::time::sleep(short + Duration::from_millis(300)).await;
+        taken(b.open_token_session("tok_1", 1).await.unwrap());
     }
 }

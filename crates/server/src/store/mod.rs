@@ -6,6 +6,7 @@
 mod jobs;
 mod postgres;
 mod postgres_jobs;
+mod postgres_limits;
 mod postgres_tokens;
 mod sqlite;
 mod sqlite_jobs;
@@ -17,7 +18,7 @@ pub use jobs::{ClaimedJob, JobRecord, JobStore, NewJob, QueuedMedia};
 pub use postgres::{is_postgres_url, PgStore, PgStoreOptions};
 pub use sqlite::SqliteStore;
 pub use tokens::{BudgetOutcome, NewToken, TokenCaps, TokenRecord, TokenStore};
-pub use usage::{QuotaOutcome, Usage, UsageStore};
+pub use usage::{QuotaOutcome, SlotOutcome, Usage, UsageStore};
 
 use crate::keys::{ApiKey, KeyHash, Scope};
 use std::error::Error as StdError;

@@ -9,8 +9,8 @@
 //! `ih1004`, as a restart does on the embedded store.
 
 use super::{
-    Account, AccountLimits, CreatedKey, KeyRecord, KeyStatus, KeyStore, QuotaOutcome, StoreError,
-    StoreFuture, Usage, UsageStore,
+    Account, AccountLimits, CreatedKey, KeyRecord, KeyStatus, KeyStore, QuotaOutcome, SlotOutcome,
+    StoreError, StoreFuture, Usage, UsageStore,
 };
 use crate::ids::{hex, random_bytes};
 use crate::keys::{ApiKey, KeyHash, Scope};
@@ -111,6 +111,53 @@ const MIGRATIONS: &[&str] = &[
     );
     ALTER TABLE job_media ALTER COLUMN bytes SET STORAGE EXTERNAL;
     CREATE INDEX jobs_queued ON jobs(created_at, id) WHERE status = 'queued';",
+    // 3: request limits for the whole deployment (see `postgres_limits`).
+    // A slot is one request in flight or one open client-token session,
+    // held by an instance: it counts while that instance's lease is live,
+    // so a killed instance's slots free themselves. `limit_rates` holds
+    // each account's GCRA arrival time.
+    "CREATE TABLE limit_slots (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        subject TEXT NOT NULL,
+        instance_id TEXT NOT NULL
+    );
+    CREATE INDEX limit_slots_subject ON limit_slots(subject);
+    CREATE INDEX limit_slots_instance ON limit_slots(instance_id);
+    CREATE TABLE limit_rates (
+        subject TEXT PRIMARY KEY,
+        next_arrival_ms BIGINT NOT NULL
+    );
+    CREATE FUNCTION attune_take_slot(
+        p_subject TEXT, p_instance TEXT, p_now BIGINT, p_lease_now BIGINT, p_max BIGINT,
+        p_interval BIGINT, p_tolerance BIGINT,
+        OUT slot BIGINT, OUT in_use BIGINT, OUT wait_ms BIGINT
+    ) LANGUAGE plpgsql AS $$
+    DECLARE
+        arrival BIGINT;
+    BEGIN
+        -- One admission per subject at a time, deployment-wide; each
+        -- statement below then sees every earlier admission (READ COMMITTED
+        -- takes a fresh snapshot per statement).
+        PERFORM pg_advisory_xact_lock(hashtextextended(p_subject, 0));
+        SELECT count(*) INTO in_use FROM limit_slots s JOIN instances i ON i.id = s.instance_id
+            WHERE s.subject = p_subject AND i.lease_expires_at > p_lease_now;
+        IF p_max > 0 AND in_use >= p_max THEN
+            RETURN;
+        END IF;
+        IF p_interval > 0 THEN
+            SELECT GREATEST(next_arrival_ms, p_now) INTO arrival
+                FROM limit_rates WHERE subject = p_subject;
+            arrival := COALESCE(arrival, p_now);
+            IF arrival - p_tolerance > p_now THEN
+                wait_ms := arrival - p_tolerance - p_now;
+                RETURN;
+            END IF;
+            INSERT INTO limit_rates (subject, next_arrival_ms) VALUES (p_subject, arrival + p_interval)
+                ON CONFLICT (subject) DO UPDATE SET next_arrival_ms = excluded.next_arrival_ms;
+        END IF;
+        INSERT INTO limit_slots (subject, instance_id) VALUES (p_subject, p_instance)
+            RETURNING id INTO slot;
+    END $$;",
 ];
 
 /// Any constant: the advisory lock taken while migrating, so instances
@@ -268,6 +315,12 @@ impl PgStore {
                 &[&&*self.instance_id],
             )
             .await?;
+        client
+            .execute(
+                "DELETE FROM limit_slots WHERE instance_id = $1",
+                &[&&*self.instance_id],
+            )
+            .await?;
         Ok(())
     }
 
@@ -388,6 +441,9 @@ async fn heartbeat(pool: Pool, instance_id: Arc<str>, lease: Duration) {
             Ok(0) => {}
             Ok(count) => tracing::warn!(count, "jobs of an instance whose lease lapsed failed"),
             Err(error) => tracing::error!(%error, "dead instances' jobs not swept"),
+        }
+        if let Err(error) = super::postgres_limits::sweep_slots(&pool, now_millis()).await {
+            tracing::error!(%error, "dead instances' request slots not swept");
         }
     }
 }
@@ -765,6 +821,35 @@ impl UsageStore for PgStore {
             tx.commit().await?;
             Ok(())
         })
+    }
+
+    fn counts_requests(&self) -> bool {
+        true
+    }
+
+    fn admit_request(
+        &self,
+        account_id: i64,
+        limits: AccountLimits,
+        now_millis: i64,
+    ) -> StoreFuture<'_, SlotOutcome> {
+        Box::pin(super::postgres_limits::admit_request(
+            self, account_id, limits, now_millis,
+        ))
+    }
+
+    fn open_token_session<'a>(
+        &'a self,
+        token_id: &'a str,
+        max: u32,
+    ) -> StoreFuture<'a, SlotOutcome> {
+        Box::pin(super::postgres_limits::open_token_session(
+            self, token_id, max,
+        ))
+    }
+
+    fn release_slot(&self, slot: i64) -> StoreFuture<'_, ()> {
+        Box::pin(super::postgres_limits::release_slot(self, slot))
     }
 }
 

@@ -27,7 +27,7 @@ use crate::auth::{authenticate_credential, bearer_credential, Credential, Princi
 use crate::http_error::{Body, HttpError};
 use crate::ids::CorrelationId;
 use crate::keys::KeyHash;
-use crate::limits::check_subscription;
+use crate::limits::{check_subscription, RequestPermit};
 use crate::recommend_backend::RecommendationService;
 use crate::redact;
 use crate::routes::{announced_sdk_header, App, X_CLIENT_REQUEST_ID, X_CORRELATION_ID};
@@ -43,7 +43,7 @@ use hyper::body::Incoming;
 use hyper::header::{HeaderMap, HeaderValue, AUTHORIZATION};
 use hyper::{Request, Response, StatusCode};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -157,8 +157,6 @@ pub(crate) struct Streams {
     pub(crate) tokens: Arc<dyn TokenStore>,
     shutdown: watch::Sender<Option<Instant>>,
     tracker: TaskTracker,
-    /// Open sessions per client token id.
-    per_token: Mutex<HashMap<String, u32>>,
 }
 
 impl std::fmt::Debug for Streams {
@@ -179,7 +177,6 @@ impl Streams {
             tokens,
             shutdown: watch::channel(None).0,
             tracker: TaskTracker::new(),
-            per_token: Mutex::new(HashMap::new()),
         }
     }
 
@@ -203,32 +200,6 @@ impl Streams {
         }
         // Sessions close at the deadline; a little slack for their last writes.
         let _ = tokio::time::timeout_at(at + Duration::from_secs(5), self.tracker.wait()).await;
-    }
-
-    fn token_session_opened(&self, token_id: &str, max: u32) -> bool {
-        let mut open = self
-            .per_token
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let count = open.entry(token_id.to_owned()).or_insert(0);
-        if max > 0 && *count >= max {
-            return false;
-        }
-        *count += 1;
-        true
-    }
-
-    fn token_session_closed(&self, token_id: &str) {
-        let mut open = self
-            .per_token
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(count) = open.get_mut(token_id) {
-            *count = count.saturating_sub(1);
-            if *count == 0 {
-                open.remove(token_id);
-            }
-        }
     }
 }
 
@@ -311,6 +282,9 @@ fn parse_query(query: Option<&str>) -> HashMap<String, String> {
 struct Admitted {
     principal: Principal,
     setup: SessionSetup,
+    /// A client token's place among its open sessions, given back when the session ends
+    /// however it ends.
+    session_slot: Option<RequestPermit>,
 }
 
 /// Answers a request to a WebSocket endpoint: 101 and a session task, with any refusal sent
@@ -346,14 +320,8 @@ pub(crate) async fn handle(
         Err(error) => Err(Refusal::from(error)),
     };
     // Taken by `admit`; given back when this handler or the session ends, however it ends.
-    let token_slot = admitted
-        .as_ref()
-        .ok()
-        .and_then(|a| a.principal.token())
-        .map(|t| TokenSlot {
-            streams: Arc::clone(&app.streams),
-            token_id: t.id.clone(),
-        });
+    let mut admitted = admitted;
+    let token_slot = admitted.as_mut().ok().and_then(|a| a.session_slot.take());
     let (mut response, upgrade_fut) = upgrade(&mut request).map_err(|error| {
         HttpError::new(ServiceError::with_message(
             ErrorCode::Ih4005,
@@ -460,19 +428,6 @@ pub(crate) async fn handle(
     Ok(response.map(|_| Full::new(bytes::Bytes::new())))
 }
 
-/// A client token's place among its open sessions, given back when the session ends
-/// however it ends.
-struct TokenSlot {
-    streams: Arc<Streams>,
-    token_id: String,
-}
-
-impl Drop for TokenSlot {
-    fn drop(&mut self) {
-        self.streams.token_session_closed(&self.token_id);
-    }
-}
-
 /// Authenticates and admits a handshake (see the module docs for the order).
 async fn admit(
     app: &App,
@@ -496,6 +451,7 @@ async fn admit(
     drop(
         app.limiter
             .admit(principal.account(), now)
+            .await
             .map_err(|e| e.service_error().clone())?,
     );
     let has_scope = |scope: &str| principal.has_scope(scope);
@@ -506,6 +462,7 @@ async fn admit(
         &app.streams.settings.models,
     )?;
     let mut limits = app.streams.settings.limits.clone();
+    let mut session_slot = None;
     if let Some(token) = principal.token() {
         if token.video_seconds_left.is_some_and(|left| left <= 0.0) {
             return Err(ServiceError::with_message(
@@ -523,23 +480,20 @@ async fn admit(
                 current => current.min(max),
             };
         }
-        if !app
-            .streams
-            .token_session_opened(&token.id, token.caps.max_concurrent)
-        {
-            return Err(ServiceError::with_message(
-                ErrorCode::Ih3002,
-                format!(
-                    "The client token already has {} sessions open, its limit.",
-                    token.caps.max_concurrent
-                ),
-            )
-            .into());
-        }
+        session_slot = Some(
+            app.limiter
+                .open_session(&token.id, token.caps.max_concurrent)
+                .await
+                .map_err(|e| e.service_error().clone())?,
+        );
     }
     let mut setup = SessionSetup::new(endpoint, negotiated, app.docs_url.clone());
     setup.limits = limits;
-    Ok(Admitted { principal, setup })
+    Ok(Admitted {
+        principal,
+        setup,
+        session_slot,
+    })
 }
 
 #[cfg(test)]

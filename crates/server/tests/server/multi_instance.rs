@@ -2,6 +2,8 @@
 //! on one is run and read on the other, `wait_seconds` works across them, an
 //! instance killed with SIGKILL mid-job leaves its job to fail with `ih1004`
 //! once its lease lapses, and a token revoked on one is refused on the other.
+//! Request limits hold for the two together: an account's requests per
+//! minute, and a client token's `max_concurrent` sessions.
 //!
 //! Needs `ATTUNE_TEST_PG_URL` (`tests/pg/with-postgres.sh` sets it; `.ci/run`
 //! always does). Without it the test prints a notice and checks nothing.
@@ -10,7 +12,10 @@ use crate::common::{client, expect_error, json, Form};
 use crate::pg::fresh_database;
 use crate::restart::{attune_with, read_until, synthetic_speech, Serve, SPEECH_MINUTES};
 use attune_core::ErrorCode;
+use futures_util::{SinkExt, StreamExt};
 use serde_json::json;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
 
 /// Seconds an instance's lease lasts here: short, so a killed instance's job
 /// fails soon after.
@@ -51,22 +56,37 @@ async fn submit(
         .unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_instances_share_jobs_leases_and_revocations() {
+/// The test cluster's admin URL, or `None` with a notice outside CI.
+fn admin_url(test: &str) -> Option<String> {
     let Ok(admin_url) = std::env::var("ATTUNE_TEST_PG_URL") else {
         assert!(
             std::env::var_os("CI").is_none(),
             "CI must set ATTUNE_TEST_PG_URL (.ci/run runs tests/pg/with-postgres.sh)"
         );
         eprintln!(
-            "NOTICE: two_instances_share_jobs_leases_and_revocations: ATTUNE_TEST_PG_URL is \
-             not set; skipped (run under tests/pg/with-postgres.sh)"
+            "NOTICE: {test}: ATTUNE_TEST_PG_URL is not set; skipped (run under \
+             tests/pg/with-postgres.sh)"
         );
+        return None;
+    };
+    Some(admin_url)
+}
+
+/// Runs `attune` with `args` on the store at `url` and answers its stdout.
+fn attune_ok(url: &str, args: &[&str]) -> String {
+    let output = attune_with(&env(url), args).output().expect("attune runs");
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_share_jobs_leases_and_revocations() {
+    let Some(admin_url) = admin_url("two_instances_share_jobs_leases_and_revocations") else {
         return;
     };
     let url = fresh_database(&admin_url).await;
-    let created = attune_with(
-        &env(&url),
+    let key = attune_ok(
+        &url,
         &[
             "keys",
             "create",
@@ -75,11 +95,7 @@ async fn two_instances_share_jobs_leases_and_revocations() {
             "--scopes",
             "service.upload,service.upload.inter-2-audio",
         ],
-    )
-    .output()
-    .expect("attune keys create runs");
-    assert!(created.status.success(), "{created:?}");
-    let key = String::from_utf8(created.stdout).unwrap().trim().to_owned();
+    );
 
     // A alone, one worker: it claims the long job itself.
     let a = serve(&url);
@@ -154,4 +170,152 @@ async fn two_instances_share_jobs_leases_and_revocations() {
     let job = read_until(&b, &key, &long_id, |job| job["status"] != "running").await;
     assert_eq!(job["status"], "failed", "{job}");
     assert_eq!(job["error"]["error_id"], "ih1004", "{job}");
+}
+
+/// Opens a stream session on `serve` with a client token and answers the
+/// socket and its first event.
+async fn open_session(
+    serve: &Serve,
+    token: &str,
+) -> (
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
+    serde_json::Value,
+) {
+    let mut request = format!("ws://{}/v2/stream/analyze", serve.addr())
+        .into_client_request()
+        .unwrap();
+    request.headers_mut().insert(
+        "sec-websocket-protocol",
+        format!("access_token, {token}").parse().unwrap(),
+    );
+    let (mut ws, _) = tokio::time::timeout(
+        crate::common::HANG_GUARD,
+        tokio_tungstenite::connect_async(request),
+    )
+    .await
+    .expect("handshake hung")
+    .expect("handshake failed");
+    let first = tokio::time::timeout(crate::common::HANG_GUARD, async {
+        loop {
+            match ws.next().await {
+                Some(Ok(Message::Text(text))) => break serde_json::from_str(&text).unwrap(),
+                Some(Ok(_)) => continue,
+                other => panic!("no event before the socket ended: {other:?}"),
+            }
+        }
+    })
+    .await
+    .expect("no first event");
+    (ws, first)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_share_request_limits_and_token_sessions() {
+    let Some(admin_url) = admin_url("two_instances_share_request_limits_and_token_sessions") else {
+        return;
+    };
+    let url = fresh_database(&admin_url).await;
+    let all_scopes = "service.upload,service.upload.inter-2,service.upload.inter-2-audio,\
+                      service.stream,service.stream.inter-2,service.stream.inter-2-audio";
+    let limited = attune_ok(
+        &url,
+        &[
+            "keys",
+            "create",
+            "--account",
+            "limited",
+            "--scopes",
+            all_scopes,
+        ],
+    );
+    attune_ok(
+        &url,
+        &[
+            "accounts",
+            "set",
+            "--account",
+            "limited",
+            "--requests-per-minute",
+            "4",
+        ],
+    );
+    let streamer = attune_ok(
+        &url,
+        &[
+            "keys",
+            "create",
+            "--account",
+            "streamer",
+            "--scopes",
+            all_scopes,
+        ],
+    );
+    let a = serve(&url);
+    let b = serve(&url);
+
+    // Four requests a minute for the account, across A and B together: two
+    // on A, two on B, then the fifth is refused on B (and on A).
+    let read = |serve: &Serve| {
+        client()
+            .get(serve.url("/v2/upload/jobs/job_0000000000000000"))
+            .bearer_auth(&limited)
+            .send()
+    };
+    for serve in [&a, &a, &b, &b] {
+        let response = read(serve).await.unwrap();
+        assert_ne!(response.status(), 429, "admitted within the allowance");
+    }
+    for serve in [&b, &a] {
+        let response = read(serve).await.unwrap();
+        let retry_after: u64 = response
+            .headers()
+            .get("retry-after")
+            .expect("a rate refusal says when to retry")
+            .to_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(
+            (1..=15).contains(&retry_after),
+            "one interval of 60 s / 4 at most: {retry_after}"
+        );
+        expect_error(response, 429, ErrorCode::Ih3001).await;
+    }
+
+    // A client token with one session at a time: open on A, refused on B.
+    let minted = client()
+        .post(a.url("/v1/client_tokens"))
+        .bearer_auth(&streamer)
+        .header("content-type", "application/json")
+        .body(json!({"max_concurrent": 1}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(minted.status(), 200);
+    let token = json(minted).await["access_token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (mut on_a, ready) = open_session(&a, &token).await;
+    assert_eq!(ready["type"], "session.ready", "{ready}");
+    let (_refused, error) = open_session(&b, &token).await;
+    assert_eq!(error["type"], "error", "{error}");
+    assert_eq!(error["data"]["code"], "ih3002", "{error}");
+    // Once the session on A ends, B opens one (the place is given back as
+    // the session's task ends: allow it a moment).
+    on_a.send(Message::Close(None)).await.unwrap();
+    while let Some(Ok(_)) = on_a.next().await {}
+    let mut reopened = None;
+    for _ in 0..100 {
+        let (ws, first) = open_session(&b, &token).await;
+        if first["type"] == "session.ready" {
+            reopened = Some(ws);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(
+        reopened.is_some(),
+        "the session place on A was not given back"
+    );
 }
