@@ -59,8 +59,9 @@ pub enum StoreError {
 }
 
 /// Per-account limits, stored with the account. Requests per minute and
-/// concurrent requests are counted in memory by each server instance; the
-/// quotas are counted in the store.
+/// concurrent requests are counted in memory on the embedded store and in
+/// the store on a shared one (see [`UsageStore::counts_requests`]); the
+/// quotas are always counted in the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AccountLimits {
     /// Requests accepted per minute (`ih3001` beyond).
