@@ -49,6 +49,11 @@ fn latency_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.001, 2.0, 16))
 }
 
+fn lag_histogram() -> Histogram {
+    // 50 ms to about 100 s: a window's own length is already seconds behind.
+    Histogram::new(exponential_buckets(0.05, 2.0, 12))
+}
+
 /// One instance's metrics and the registry they are encoded from.
 pub struct Metrics {
     registry: Registry,
@@ -58,6 +63,7 @@ pub struct Metrics {
     queue_wait: Histogram,
     sessions: Family<EndpointLabels, Gauge>,
     dropped: Family<EndpointLabels, Counter<f64, std::sync::atomic::AtomicU64>>,
+    lag: Family<EndpointLabels, Histogram, fn() -> Histogram>,
     store_errors: Counter,
 }
 
@@ -103,8 +109,9 @@ impl Metrics {
         let queue_wait = Histogram::new(exponential_buckets(0.01, 2.0, 14));
         registry.register_with_unit(
             "attune_job_queue_wait",
-            "Time from a job's acceptance to the start of its analysis, for jobs run by the \
-             instance that accepted them (not observed for jobs claimed from a shared queue)",
+            "Time from a job's acceptance to the start of its analysis, observed by the \
+             instance that runs it (on a shared queue, from acceptance on any instance to the \
+             claim)",
             Unit::Seconds,
             queue_wait.clone(),
         );
@@ -122,6 +129,17 @@ impl Metrics {
             Unit::Seconds,
             dropped.clone(),
         );
+        let lag = Family::<EndpointLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+            lag_histogram,
+        );
+        registry.register_with_unit(
+            "attune_stream_analysis_lag",
+            "How far stream analysis trails real time, by endpoint: for each analyzed window, \
+             the session's elapsed time when its result was ready minus the window's end in the \
+             media (for a client sending in real time, the delay it sees)",
+            Unit::Seconds,
+            lag.clone(),
+        );
         let store_errors = Counter::default();
         registry.register(
             "attune_store_errors",
@@ -134,6 +152,7 @@ impl Metrics {
             let labels = endpoint_labels(endpoint);
             sessions.get_or_create(&labels).set(0);
             dropped.get_or_create(&labels).inc_by(0.0);
+            drop(lag.get_or_create(&labels));
         }
         for state in ["queued", "running"] {
             jobs.get_or_create(&StateLabels { state }).set(0);
@@ -146,6 +165,7 @@ impl Metrics {
             queue_wait,
             sessions,
             dropped,
+            lag,
             store_errors,
         }
     }
@@ -186,6 +206,18 @@ impl Metrics {
             self.dropped
                 .get_or_create(&endpoint_labels(endpoint))
                 .inc_by(seconds);
+        }
+    }
+
+    /// Records how far behind real time one analyzed stream window was:
+    /// `elapsed` session seconds when it was ready, `window_end` its end in
+    /// the media.
+    pub fn analysis_lag(&self, endpoint: Endpoint, elapsed: f64, window_end: f64) {
+        let lag = elapsed - window_end;
+        if lag.is_finite() {
+            self.lag
+                .get_or_create(&endpoint_labels(endpoint))
+                .observe(lag.max(0.0));
         }
     }
 

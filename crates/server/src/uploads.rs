@@ -399,8 +399,17 @@ pub(crate) async fn claim_jobs(app: Arc<App>) {
 async fn run_claimed(app: Arc<App>, worker: Worker, job: ClaimedJob) {
     tracing::info!(job_id = %job.id, "job claimed");
     let ClaimedJob {
-        id, model, media, ..
+        id,
+        model,
+        media,
+        created_at,
+        ..
     } = job;
+    // Accepted on whichever instance, waited in the shared queue until now;
+    // clocks of two machines may disagree a little, so never below zero.
+    let waited = app.services.clock.now().unix_millis() - created_at.unix_millis();
+    app.metrics
+        .observe_queue_wait(Duration::from_millis(u64::try_from(waited).unwrap_or(0)));
     let input = JobInput {
         job_id: Some(id.clone()),
         request: UploadRequest {

@@ -89,6 +89,9 @@ pub struct ClaimedJob {
     pub model: Model,
     /// The submitting request's correlation id, for the job's log lines.
     pub correlation_id: String,
+    /// When the job was accepted (by the accepting instance's clock), so the
+    /// claimer can tell how long it waited in the queue.
+    pub created_at: Timestamp,
     /// The upload.
     pub media: QueuedMedia,
 }

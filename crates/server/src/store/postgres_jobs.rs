@@ -214,10 +214,10 @@ const CLAIM: &str = "WITH next AS ( \
     claimed AS ( \
         UPDATE jobs SET status = 'running', updated_at = $1, instance_id = $2 \
         FROM next WHERE jobs.id = next.id \
-        RETURNING jobs.id, jobs.model, jobs.correlation_id) \
+        RETURNING jobs.id, jobs.model, jobs.correlation_id, jobs.created_at) \
     DELETE FROM job_media m USING claimed c WHERE m.job_id = c.id \
     RETURNING c.id, c.model, c.correlation_id, m.bytes, m.file_name, m.content_type, \
-        m.include, m.duration_seconds";
+        m.include, m.duration_seconds, c.created_at";
 
 impl JobStore for PgStore {
     fn shares_queue(&self) -> bool {
@@ -272,8 +272,13 @@ impl JobStore for PgStore {
                 include: split_flags(&id, &include)?,
                 duration_seconds: row.try_get(7)?,
             };
+            let created_at: i64 = row.try_get(8)?;
+            let created_at = Timestamp::from_unix_millis(created_at).ok_or_else(|| {
+                StoreError::Incompatible(format!("job {id}: creation time {created_at}"))
+            })?;
             Ok(Some(ClaimedJob {
                 correlation_id: row.try_get(2)?,
+                created_at,
                 model,
                 media,
                 id,

@@ -416,6 +416,10 @@ pub(crate) async fn run(
             }
             event = recv_analysis(&mut events) => match event {
                 Some(AnalysisEvent::Output(output)) => {
+                    let elapsed = clock.now();
+                    for window in &output.windows {
+                        metrics.analysis_lag(endpoint, elapsed, window.end);
+                    }
                     pending = match credential.check().await {
                         Ok(()) => absorb_output(&mut engine, &clock, &streams, &principal, output).await,
                         Err(revoked) => engine.on_credential_revoked(revoked),

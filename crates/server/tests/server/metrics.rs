@@ -188,3 +188,41 @@ async fn a_scrape_counts_requests_sessions_and_jobs_by_route_template() {
     assert!(sample(&text, requests, &[("route", "/metrics"), ("status", "200")]) >= 3.0);
     server.shutdown().await;
 }
+
+/// A stream session that analyzes speech records how far each analyzed
+/// window trailed real time, under its endpoint.
+#[tokio::test]
+async fn stream_analysis_lag_is_observed_per_endpoint() {
+    let h = Harness::new().await;
+    let server = h.start().await;
+    let key = h.key("streamer", &Scope::ALL).await;
+    let lag = "attune_stream_analysis_lag_seconds_count";
+    let text = scrape(&server).await;
+    assert_eq!(sample(&text, lag, &[("endpoint", "v2")]), 0.0);
+    let mut ws = connect(
+        &server,
+        "/v2/stream/analyze?model=inter-2-audio",
+        Auth::Header(&key),
+    )
+    .await;
+    ws.ready().await;
+    ws.json(serde_json::json!({
+        "audio_format": {"encoding": "pcm_s16le", "sample_rate": 16000, "channels": 1},
+    }))
+    .await;
+    ws.until("session.updated").await;
+    let path = format!(
+        "{}/../../tests/fixtures/speech/baseline.wav",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let wav = std::fs::read(&path).unwrap();
+    for chunk in wav[44..].chunks(16_000) {
+        ws.binary(chunk).await;
+    }
+    let (_, code) = ws.close_gracefully().await;
+    assert_eq!(code, 1000);
+    let text = scrape(&server).await;
+    assert!(sample(&text, lag, &[("endpoint", "v2")]) >= 1.0, "{text}");
+    assert_eq!(sample(&text, lag, &[("endpoint", "v1")]), 0.0);
+    server.shutdown().await;
+}

@@ -117,6 +117,23 @@ async fn two_instances_share_jobs_leases_and_revocations() {
     .await;
     assert_eq!(done["status"], "completed", "{done}");
     assert!(done["result"]["signals"].is_array(), "{done}");
+    // B claimed it from the shared queue and timed its wait there.
+    let scrape = client()
+        .get(b.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let waits: f64 = scrape
+        .lines()
+        .find_map(|line| line.strip_prefix("attune_job_queue_wait_seconds_count "))
+        .expect("the queue wait histogram is exported")
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(waits >= 1.0, "B observed no queue wait: {scrape}");
 
     // wait_seconds on B: the submit answers the finished job.
     let response = submit(&b, &key, 1, &[("wait_seconds", "60")]).await;
