@@ -8,6 +8,7 @@
 //! credential, an account or an id.
 
 use crate::jobs::WorkerPool;
+use crate::store::StoreErrorCounts;
 use attune_core::wire::Endpoint;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -82,7 +83,21 @@ impl Default for Metrics {
 impl Metrics {
     /// Empty metrics, registered under their `attune_` names.
     pub fn new() -> Metrics {
+        Metrics::with_store_errors(None)
+    }
+
+    /// Like [`Metrics::new`], exporting the store's failed calls by
+    /// operation too, when the store counts them.
+    pub fn with_store_errors(store_errors: Option<StoreErrorCounts>) -> Metrics {
         let mut registry = Registry::default();
+        if let Some(counts) = store_errors {
+            registry.register(
+                "attune_store_operation_errors",
+                "Store calls that failed with the store unavailable, by operation (the store \
+                 method, e.g. find_key, claim_job), from requests, sessions and background work",
+                counts.family(),
+            );
+        }
         let requests = Family::<RequestLabels, Counter>::default();
         registry.register(
             "attune_http_requests",

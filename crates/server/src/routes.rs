@@ -295,6 +295,9 @@ impl App {
     ) -> App {
         let streams = Arc::new(Streams::new(streams, Arc::clone(&services.tokens)));
         let limiter = Arc::new(RequestLimiter::for_store(Arc::clone(&services.usage)));
+        let metrics = Arc::new(crate::metrics::Metrics::with_store_errors(
+            services.keys.error_counts(),
+        ));
         App {
             docs_url,
             max_upload_bytes,
@@ -305,7 +308,7 @@ impl App {
             demo: demo::DemoSettings::disabled(),
             draining: std::sync::atomic::AtomicBool::new(false),
             queue: crate::uploads::QueueSignals::default(),
-            metrics: Arc::new(crate::metrics::Metrics::new()),
+            metrics,
         }
     }
 

@@ -925,6 +925,40 @@ mod shared {
         assert!(!store.counts_requests());
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn failed_calls_are_counted_by_operation() {
+        let Some((backend, a, _other)) = pg("failed_calls_are_counted_by_operation").await else {
+            return;
+        };
+        let Place::Postgres(url) = &backend.place else {
+            unreachable!()
+        };
+        let counts = a
+            .error_counts()
+            .expect("the shared store counts its failures");
+        a.key_count().await.unwrap();
+        assert_eq!(counts.get("key_count"), 0);
+        // The database goes away under the running instance.
+        let admin = std::env::var("ATTUNE_TEST_PG_URL").unwrap();
+        let (client, connection) = tokio_postgres::connect(&admin, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        let name = url.rsplit('/').next().unwrap();
+        client
+            .batch_execute(&format!("DROP DATABASE {name} WITH (FORCE)"))
+            .await
+            .unwrap();
+        for _ in 0..2 {
+            let error = a.key_count().await.unwrap_err();
+            assert!(matches!(error, StoreError::Unavailable(_)), "{error}");
+        }
+        assert!(a.job("j1").await.is_err());
+        assert_eq!(counts.get("key_count"), 2);
+        assert_eq!(counts.get("job"), 1);
+        assert_eq!(counts.get("find_key"), 0);
+    }
+
     fn taken(outcome: SlotOutcome) -> i64 {
         match outcome {
             SlotOutcome::Taken(slot) => slot,

@@ -21,6 +21,9 @@ pub use tokens::{BudgetOutcome, NewToken, TokenCaps, TokenRecord, TokenStore};
 pub use usage::{QuotaOutcome, SlotOutcome, Usage, UsageStore};
 
 use crate::keys::{ApiKey, KeyHash, Scope};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
 use std::error::Error as StdError;
 use std::future::Future;
 use std::pin::Pin;
@@ -29,6 +32,67 @@ use time::OffsetDateTime;
 /// What a store method returns: a boxed future, so `KeyStore` can be used as
 /// `dyn KeyStore` and implemented by stores whose I/O is asynchronous.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
+/// Store calls that failed with [`StoreError::Unavailable`], counted by
+/// operation (the store trait's method name, such as `find_key` or
+/// `claim_job`): what `/metrics` exports as `attune_store_operation_errors`.
+/// Clones share the counts.
+#[derive(Debug, Clone, Default)]
+pub struct StoreErrorCounts(Family<OperationLabels, Counter>);
+
+/// The label of [`StoreErrorCounts`].
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OperationLabels {
+    /// The store method.
+    pub operation: &'static str,
+}
+
+impl StoreErrorCounts {
+    /// The counter family, for a metrics registry.
+    pub fn family(&self) -> Family<OperationLabels, Counter> {
+        self.0.clone()
+    }
+
+    /// How many calls of `operation` failed so far.
+    pub fn get(&self, operation: &'static str) -> u64 {
+        self.0.get_or_create(&OperationLabels { operation }).get()
+    }
+
+    pub(crate) fn op(&self, operation: &'static str) -> CountedOp {
+        CountedOp {
+            counts: self.clone(),
+            operation,
+        }
+    }
+}
+
+/// One store operation about to run, counted if it fails unavailable.
+pub(crate) struct CountedOp {
+    counts: StoreErrorCounts,
+    operation: &'static str,
+}
+
+impl CountedOp {
+    /// Runs `call` and counts its failure.
+    pub(crate) fn run<'a, T, F>(self, call: F) -> StoreFuture<'a, T>
+    where
+        F: Future<Output = Result<T, StoreError>> + Send + 'a,
+        T: 'a,
+    {
+        Box::pin(async move {
+            let result = call.await;
+            if let Err(StoreError::Unavailable(_)) = &result {
+                self.counts
+                    .0
+                    .get_or_create(&OperationLabels {
+                        operation: self.operation,
+                    })
+                    .inc();
+            }
+            result
+        })
+    }
+}
 
 /// A store failure.
 #[derive(Debug, thiserror::Error)]
@@ -200,6 +264,11 @@ pub trait KeyStore: Send + Sync {
     /// recheck on a timer only.
     fn revocations(&self) -> u64 {
         0
+    }
+
+    /// This store's failed calls by operation, when it counts them.
+    fn error_counts(&self) -> Option<StoreErrorCounts> {
+        None
     }
 
     /// How many keys were ever created, revoked ones included.

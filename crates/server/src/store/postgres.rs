@@ -200,6 +200,8 @@ pub struct PgStore {
     /// last clone is dropped.
     heartbeat: Arc<Heartbeat>,
     lease: Duration,
+    /// Failed calls by operation.
+    pub(super) errors: super::StoreErrorCounts,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -271,6 +273,7 @@ impl PgStore {
             instance_id,
             heartbeat: Arc::new(Heartbeat(std::sync::Mutex::new(None))),
             lease: options.lease,
+            errors: super::StoreErrorCounts::default(),
         };
         store.renew_lease().await?;
         let handle = tokio::spawn(heartbeat(
@@ -530,12 +533,16 @@ fn limit_params(limits: &AccountLimits) -> [i64; 4] {
 }
 
 impl KeyStore for PgStore {
+    fn error_counts(&self) -> Option<super::StoreErrorCounts> {
+        Some(self.errors.clone())
+    }
+
     fn ensure_account<'a>(
         &'a self,
         name: &'a str,
         limits: AccountLimits,
     ) -> StoreFuture<'a, Account> {
-        Box::pin(async move {
+        self.errors.op("ensure_account").run(async move {
             if !Account::is_valid_name(name) {
                 return Err(StoreError::InvalidAccountName(name.to_owned()));
             }
@@ -573,7 +580,7 @@ impl KeyStore for PgStore {
         let mut scopes = scopes.to_vec();
         scopes.sort();
         scopes.dedup();
-        Box::pin(async move {
+        self.errors.op("create_key").run(async move {
             let key = ApiKey::generate();
             let key_id = format!("key_{}", hex(&random_bytes::<8>()));
             let client = self.pool.get().await?;
@@ -602,7 +609,7 @@ impl KeyStore for PgStore {
     }
 
     fn list_keys(&self) -> StoreFuture<'_, Vec<KeyRecord>> {
-        Box::pin(async move {
+        self.errors.op("list_keys").run(async move {
             let client = self.pool.get().await?;
             client
                 .query(
@@ -617,7 +624,7 @@ impl KeyStore for PgStore {
     }
 
     fn revoke_key<'a>(&'a self, key_id: &'a str) -> StoreFuture<'a, KeyRecord> {
-        Box::pin(async move {
+        self.errors.op("revoke_key").run(async move {
             let client = self.pool.get().await?;
             client
                 .execute(
@@ -633,7 +640,7 @@ impl KeyStore for PgStore {
     }
 
     fn find_key(&self, hash: KeyHash) -> StoreFuture<'_, Option<KeyRecord>> {
-        Box::pin(async move {
+        self.errors.op("find_key").run(async move {
             let client = self.pool.get().await?;
             client
                 .query_opt(
@@ -648,7 +655,7 @@ impl KeyStore for PgStore {
     }
 
     fn key_count(&self) -> StoreFuture<'_, u64> {
-        Box::pin(async move {
+        self.errors.op("key_count").run(async move {
             let client = self.pool.get().await?;
             let count: i64 = client
                 .query_one("SELECT COUNT(*) FROM api_keys", &[])
@@ -659,14 +666,14 @@ impl KeyStore for PgStore {
     }
 
     fn account(&self, account_id: i64) -> StoreFuture<'_, Option<Account>> {
-        Box::pin(async move {
+        self.errors.op("account").run(async move {
             let client = self.pool.get().await?;
             account_by_id(&**client, account_id).await
         })
     }
 
     fn ping(&self) -> StoreFuture<'_, ()> {
-        Box::pin(async move {
+        self.errors.op("ping").run(async move {
             let client = self.pool.get().await?;
             client.simple_query("SELECT 1").await?;
             Ok(())
@@ -679,7 +686,7 @@ impl KeyStore for PgStore {
         subscription_active: bool,
         limits: AccountLimits,
     ) -> StoreFuture<'_, Account> {
-        Box::pin(async move {
+        self.errors.op("update_account").run(async move {
             let client = self.pool.get().await?;
             let [rpm, concurrent, quota, daily] = limit_params(&limits);
             client
@@ -763,7 +770,7 @@ async fn usage_of(
 
 impl UsageStore for PgStore {
     fn usage(&self, account_id: i64, day: Date) -> StoreFuture<'_, Usage> {
-        Box::pin(async move {
+        self.errors.op("usage").run(async move {
             let client = self.pool.get().await?;
             usage_of(&**client, account_id, &day_key(day), false).await
         })
@@ -775,7 +782,7 @@ impl UsageStore for PgStore {
         day: Date,
         seconds: f64,
     ) -> StoreFuture<'_, QuotaOutcome> {
-        Box::pin(async move {
+        self.errors.op("charge_analysis_seconds").run(async move {
             let day = day_key(day);
             let mut client = self.pool.get().await?;
             let tx = raw(&mut client).transaction().await?;
@@ -814,7 +821,7 @@ impl UsageStore for PgStore {
         day: Date,
         seconds: f64,
     ) -> StoreFuture<'_, ()> {
-        Box::pin(async move {
+        self.errors.op("refund_analysis_seconds").run(async move {
             let mut client = self.pool.get().await?;
             let tx = raw(&mut client).transaction().await?;
             refund_usage(&tx, account_id, &day_key(day), seconds.max(0.0)).await?;
@@ -833,9 +840,11 @@ impl UsageStore for PgStore {
         limits: AccountLimits,
         now_millis: i64,
     ) -> StoreFuture<'_, SlotOutcome> {
-        Box::pin(super::postgres_limits::admit_request(
-            self, account_id, limits, now_millis,
-        ))
+        self.errors
+            .op("admit_request")
+            .run(super::postgres_limits::admit_request(
+                self, account_id, limits, now_millis,
+            ))
     }
 
     fn open_token_session<'a>(
@@ -843,13 +852,17 @@ impl UsageStore for PgStore {
         token_id: &'a str,
         max: u32,
     ) -> StoreFuture<'a, SlotOutcome> {
-        Box::pin(super::postgres_limits::open_token_session(
-            self, token_id, max,
-        ))
+        self.errors
+            .op("open_token_session")
+            .run(super::postgres_limits::open_token_session(
+                self, token_id, max,
+            ))
     }
 
     fn release_slot(&self, slot: i64) -> StoreFuture<'_, ()> {
-        Box::pin(super::postgres_limits::release_slot(self, slot))
+        self.errors
+            .op("release_slot")
+            .run(super::postgres_limits::release_slot(self, slot))
     }
 }
 

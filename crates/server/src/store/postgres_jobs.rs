@@ -225,7 +225,7 @@ impl JobStore for PgStore {
     }
 
     fn enqueue_job(&self, job: NewJob, media: QueuedMedia) -> StoreFuture<'_, JobRecord> {
-        Box::pin(async move {
+        self.errors.op("enqueue_job").run(async move {
             let mut client = self.pool.get().await?;
             let tx = raw(&mut client).transaction().await?;
             insert_job(&tx, &job, &self.instance_id).await?;
@@ -251,7 +251,7 @@ impl JobStore for PgStore {
     }
 
     fn claim_job(&self, at: Timestamp) -> StoreFuture<'_, Option<ClaimedJob>> {
-        Box::pin(async move {
+        self.errors.op("claim_job").run(async move {
             let client = self.pool.get().await?;
             let Some(row) = client
                 .query_opt(CLAIM, &[&at.unix_millis(), &&*self.instance_id])
@@ -287,7 +287,7 @@ impl JobStore for PgStore {
     }
 
     fn create_job(&self, job: NewJob) -> StoreFuture<'_, JobRecord> {
-        Box::pin(async move {
+        self.errors.op("create_job").run(async move {
             let client = self.pool.get().await?;
             insert_job(&**client, &job, &self.instance_id).await?;
             job_by_id(&**client, &job.id).await?.ok_or_else(|| {
@@ -297,14 +297,14 @@ impl JobStore for PgStore {
     }
 
     fn job<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<JobRecord>> {
-        Box::pin(async move {
+        self.errors.op("job").run(async move {
             let client = self.pool.get().await?;
             job_by_id(&**client, id).await
         })
     }
 
     fn mark_running<'a>(&'a self, id: &'a str, at: Timestamp) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
+        self.errors.op("mark_running").run(async move {
             let client = self.pool.get().await?;
             let changed = client
                 .execute(
@@ -325,7 +325,7 @@ impl JobStore for PgStore {
     ) -> StoreFuture<'a, bool> {
         // Serialising plain data with string keys cannot fail.
         let result = serde_json::to_string(result).expect("a job result serialises");
-        Box::pin(async move {
+        self.errors.op("mark_completed").run(async move {
             let client = self.pool.get().await?;
             let changed = client
                 .execute(
@@ -344,7 +344,7 @@ impl JobStore for PgStore {
         error: &'a ServiceError,
         at: Timestamp,
     ) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
+        self.errors.op("mark_failed").run(async move {
             let mut client = self.pool.get().await?;
             let tx = raw(&mut client).transaction().await?;
             let changed =
@@ -358,15 +358,17 @@ impl JobStore for PgStore {
     /// (or that shut down) are failed: a starting instance must not fail the
     /// jobs its live peers are running.
     fn mark_interrupted(&self, at: Timestamp) -> StoreFuture<'_, u64> {
-        Box::pin(fail_jobs_of_dead_instances(
-            &self.pool,
-            &self.instance_id,
-            at.unix_millis(),
-        ))
+        self.errors
+            .op("mark_interrupted")
+            .run(fail_jobs_of_dead_instances(
+                &self.pool,
+                &self.instance_id,
+                at.unix_millis(),
+            ))
     }
 
     fn count_active(&self) -> StoreFuture<'_, u64> {
-        Box::pin(async move {
+        self.errors.op("count_active").run(async move {
             let client = self.pool.get().await?;
             let count: i64 = client
                 .query_one(
@@ -380,7 +382,7 @@ impl JobStore for PgStore {
     }
 
     fn purge_expired(&self, now: Timestamp) -> StoreFuture<'_, u64> {
-        Box::pin(async move {
+        self.errors.op("purge_expired").run(async move {
             let client = self.pool.get().await?;
             let deleted = client
                 .execute(

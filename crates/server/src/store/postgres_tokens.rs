@@ -88,7 +88,7 @@ pub(super) async fn refund_token(
 
 impl TokenStore for PgStore {
     fn create_token(&self, token: NewToken) -> StoreFuture<'_, TokenRecord> {
-        Box::pin(async move {
+        self.errors.op("create_token").run(async move {
             let origins = token
                 .caps
                 .allowed_origins
@@ -126,14 +126,14 @@ impl TokenStore for PgStore {
     }
 
     fn find_token(&self, hash: KeyHash) -> StoreFuture<'_, Option<TokenRecord>> {
-        Box::pin(async move {
+        self.errors.op("find_token").run(async move {
             let client = self.pool.get().await?;
             token_where(&**client, "t.token_hash = $1", &hash.as_bytes().as_slice()).await
         })
     }
 
     fn revoke_token(&self, hash: KeyHash, account_id: i64, at: Timestamp) -> StoreFuture<'_, bool> {
-        Box::pin(async move {
+        self.errors.op("revoke_token").run(async move {
             let client = self.pool.get().await?;
             let hash = hash.as_bytes().as_slice();
             let found = client
@@ -159,7 +159,7 @@ impl TokenStore for PgStore {
         token_id: &'a str,
         seconds: f64,
     ) -> StoreFuture<'a, BudgetOutcome> {
-        Box::pin(async move {
+        self.errors.op("consume_video_seconds").run(async move {
             let seconds = seconds.max(0.0);
             let mut client = self.pool.get().await?;
             let tx = raw(&mut client).transaction().await?;
@@ -196,7 +196,7 @@ impl TokenStore for PgStore {
     }
 
     fn refund_video_seconds<'a>(&'a self, token_id: &'a str, seconds: f64) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
+        self.errors.op("refund_video_seconds").run(async move {
             let client = self.pool.get().await?;
             refund_token(&**client, token_id, seconds.max(0.0)).await
         })

@@ -103,6 +103,8 @@ pub struct SqliteStore {
     path: PathBuf,
     /// Revocations made through this store (see [`KeyStore::revocations`]).
     revocations: Arc<AtomicU64>,
+    /// Failed calls by operation.
+    pub(super) errors: super::StoreErrorCounts,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -126,6 +128,7 @@ impl SqliteStore {
             conn: Arc::new(Mutex::new(conn)),
             path,
             revocations: Arc::new(AtomicU64::new(0)),
+            errors: super::StoreErrorCounts::default(),
         })
     }
 
@@ -358,13 +361,17 @@ fn account_where(
 }
 
 impl KeyStore for SqliteStore {
+    fn error_counts(&self) -> Option<super::StoreErrorCounts> {
+        Some(self.errors.clone())
+    }
+
     fn ensure_account<'a>(
         &'a self,
         name: &'a str,
         limits: AccountLimits,
     ) -> StoreFuture<'a, Account> {
         let name = name.to_owned();
-        Box::pin(self.call(move |conn| {
+        self.errors.op("ensure_account").run(self.call(move |conn| {
             if !Account::is_valid_name(&name) {
                 return Err(StoreError::InvalidAccountName(name));
             }
@@ -398,7 +405,7 @@ impl KeyStore for SqliteStore {
         let mut scopes = scopes.to_vec();
         scopes.sort();
         scopes.dedup();
-        Box::pin(self.call(move |conn| {
+        self.errors.op("create_key").run(self.call(move |conn| {
             let key = ApiKey::generate();
             let key_id = format!("key_{}", hex(&random_bytes::<8>()));
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -431,7 +438,7 @@ impl KeyStore for SqliteStore {
     }
 
     fn list_keys(&self) -> StoreFuture<'_, Vec<KeyRecord>> {
-        Box::pin(self.call(|conn| {
+        self.errors.op("list_keys").run(self.call(|conn| {
             let mut statement = conn.prepare(&format!(
                 "SELECT {KEY_COLUMNS} ORDER BY k.created_at, k.rowid"
             ))?;
@@ -445,7 +452,7 @@ impl KeyStore for SqliteStore {
     fn revoke_key<'a>(&'a self, key_id: &'a str) -> StoreFuture<'a, KeyRecord> {
         let key_id = key_id.to_owned();
         let revocations = self.revocation_counter();
-        Box::pin(self.call(move |conn| {
+        self.errors.op("revoke_key").run(self.call(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             tx.execute(
                 "UPDATE api_keys SET status = 'revoked', revoked_at = ?2 \
@@ -464,7 +471,7 @@ impl KeyStore for SqliteStore {
     }
 
     fn find_key(&self, hash: KeyHash) -> StoreFuture<'_, Option<KeyRecord>> {
-        Box::pin(self.call(move |conn| {
+        self.errors.op("find_key").run(self.call(move |conn| {
             conn.query_row(
                 &format!("SELECT {KEY_COLUMNS} WHERE k.key_hash = ?1"),
                 [hash.as_bytes()],
@@ -477,7 +484,7 @@ impl KeyStore for SqliteStore {
     }
 
     fn key_count(&self) -> StoreFuture<'_, u64> {
-        Box::pin(self.call(|conn| {
+        self.errors.op("key_count").run(self.call(|conn| {
             let count: i64 =
                 conn.query_row("SELECT COUNT(*) FROM api_keys", [], |row| row.get(0))?;
             from_sql_int(count, "key count")
@@ -485,7 +492,9 @@ impl KeyStore for SqliteStore {
     }
 
     fn account(&self, account_id: i64) -> StoreFuture<'_, Option<Account>> {
-        Box::pin(self.call(move |conn| account_by_id(conn, account_id)))
+        self.errors
+            .op("account")
+            .run(self.call(move |conn| account_by_id(conn, account_id)))
     }
 
     fn update_account(
@@ -494,7 +503,7 @@ impl KeyStore for SqliteStore {
         subscription_active: bool,
         limits: AccountLimits,
     ) -> StoreFuture<'_, Account> {
-        Box::pin(self.call(move |conn| {
+        self.errors.op("update_account").run(self.call(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             tx.execute(
                 "UPDATE accounts SET subscription_active = ?2, requests_per_minute = ?3, \
@@ -567,7 +576,9 @@ fn usage_of(conn: &Connection, account_id: i64, day: &str) -> Result<Usage, Stor
 
 impl UsageStore for SqliteStore {
     fn usage(&self, account_id: i64, day: Date) -> StoreFuture<'_, Usage> {
-        Box::pin(self.call(move |conn| usage_of(conn, account_id, &day_key(day))))
+        self.errors
+            .op("usage")
+            .run(self.call(move |conn| usage_of(conn, account_id, &day_key(day))))
     }
 
     fn charge_analysis_seconds(
@@ -576,32 +587,34 @@ impl UsageStore for SqliteStore {
         day: Date,
         seconds: f64,
     ) -> StoreFuture<'_, QuotaOutcome> {
-        Box::pin(self.call(move |conn| {
-            let day = day_key(day);
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let account =
-                account_by_id(&tx, account_id)?.ok_or(StoreError::UnknownAccount(account_id))?;
-            let used = usage_of(&tx, account_id, &day)?;
-            let seconds = seconds.max(0.0);
-            if used.total_seconds + seconds > account.limits.analysis_quota_seconds as f64 {
-                return Ok(QuotaOutcome::TotalExceeded);
-            }
-            if used.day_seconds + seconds > account.limits.daily_quota_seconds as f64 {
-                return Ok(QuotaOutcome::DailyExceeded);
-            }
-            tx.execute(
-                "UPDATE accounts SET analysis_seconds_used = analysis_seconds_used + ?2 \
+        self.errors
+            .op("charge_analysis_seconds")
+            .run(self.call(move |conn| {
+                let day = day_key(day);
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let account = account_by_id(&tx, account_id)?
+                    .ok_or(StoreError::UnknownAccount(account_id))?;
+                let used = usage_of(&tx, account_id, &day)?;
+                let seconds = seconds.max(0.0);
+                if used.total_seconds + seconds > account.limits.analysis_quota_seconds as f64 {
+                    return Ok(QuotaOutcome::TotalExceeded);
+                }
+                if used.day_seconds + seconds > account.limits.daily_quota_seconds as f64 {
+                    return Ok(QuotaOutcome::DailyExceeded);
+                }
+                tx.execute(
+                    "UPDATE accounts SET analysis_seconds_used = analysis_seconds_used + ?2 \
                  WHERE id = ?1",
-                params![account_id, seconds],
-            )?;
-            tx.execute(
-                "INSERT INTO daily_usage (account_id, day, seconds) VALUES (?1, ?2, ?3) \
+                    params![account_id, seconds],
+                )?;
+                tx.execute(
+                    "INSERT INTO daily_usage (account_id, day, seconds) VALUES (?1, ?2, ?3) \
                  ON CONFLICT (account_id, day) DO UPDATE SET seconds = seconds + excluded.seconds",
-                params![account_id, day, seconds],
-            )?;
-            tx.commit()?;
-            Ok(QuotaOutcome::Granted)
-        }))
+                    params![account_id, day, seconds],
+                )?;
+                tx.commit()?;
+                Ok(QuotaOutcome::Granted)
+            }))
     }
 
     fn refund_analysis_seconds(
@@ -610,12 +623,14 @@ impl UsageStore for SqliteStore {
         day: Date,
         seconds: f64,
     ) -> StoreFuture<'_, ()> {
-        Box::pin(self.call(move |conn| {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            refund_usage(&tx, account_id, &day_key(day), seconds.max(0.0))?;
-            tx.commit()?;
-            Ok(())
-        }))
+        self.errors
+            .op("refund_analysis_seconds")
+            .run(self.call(move |conn| {
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                refund_usage(&tx, account_id, &day_key(day), seconds.max(0.0))?;
+                tx.commit()?;
+                Ok(())
+            }))
     }
 }
 

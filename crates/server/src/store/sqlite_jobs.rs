@@ -128,7 +128,7 @@ fn fail_unfinished(
 
 impl JobStore for SqliteStore {
     fn create_job(&self, job: NewJob) -> StoreFuture<'_, JobRecord> {
-        Box::pin(self.call(move |conn| {
+        self.errors.op("create_job").run(self.call(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             tx.execute(
                 "INSERT INTO jobs (id, account_id, model, status, correlation_id, created_at, \
@@ -156,12 +156,14 @@ impl JobStore for SqliteStore {
 
     fn job<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<JobRecord>> {
         let id = id.to_owned();
-        Box::pin(self.call(move |conn| job_by_id(conn, &id)))
+        self.errors
+            .op("job")
+            .run(self.call(move |conn| job_by_id(conn, &id)))
     }
 
     fn mark_running<'a>(&'a self, id: &'a str, at: Timestamp) -> StoreFuture<'a, bool> {
         let id = id.to_owned();
-        Box::pin(self.call(move |conn| {
+        self.errors.op("mark_running").run(self.call(move |conn| {
             let changed = conn.execute(
                 "UPDATE jobs SET status = 'running', updated_at = ?2 \
                  WHERE id = ?1 AND status = 'queued'",
@@ -180,7 +182,7 @@ impl JobStore for SqliteStore {
         let id = id.to_owned();
         // Serialising plain data with string keys cannot fail.
         let result = serde_json::to_string(result).expect("a job result serialises");
-        Box::pin(self.call(move |conn| {
+        self.errors.op("mark_completed").run(self.call(move |conn| {
             let changed = conn.execute(
                 "UPDATE jobs SET status = 'completed', result = ?2, updated_at = ?3 \
                  WHERE id = ?1 AND status = 'running'",
@@ -198,7 +200,7 @@ impl JobStore for SqliteStore {
     ) -> StoreFuture<'a, bool> {
         let id = id.to_owned();
         let error = error.clone();
-        Box::pin(self.call(move |conn| {
+        self.errors.op("mark_failed").run(self.call(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let changed = fail_unfinished(&tx, Some(&id), &error, at)?;
             tx.commit()?;
@@ -207,17 +209,19 @@ impl JobStore for SqliteStore {
     }
 
     fn mark_interrupted(&self, at: Timestamp) -> StoreFuture<'_, u64> {
-        Box::pin(self.call(move |conn| {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let error = ServiceError::new(ErrorCode::Ih1004);
-            let changed = fail_unfinished(&tx, None, &error, at)?;
-            tx.commit()?;
-            Ok(changed)
-        }))
+        self.errors
+            .op("mark_interrupted")
+            .run(self.call(move |conn| {
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let error = ServiceError::new(ErrorCode::Ih1004);
+                let changed = fail_unfinished(&tx, None, &error, at)?;
+                tx.commit()?;
+                Ok(changed)
+            }))
     }
 
     fn count_active(&self) -> StoreFuture<'_, u64> {
-        Box::pin(self.call(|conn| {
+        self.errors.op("count_active").run(self.call(|conn| {
             let count: i64 = conn.query_row(
                 "SELECT COUNT(*) FROM jobs WHERE status IN ('queued', 'running')",
                 [],
@@ -228,7 +232,7 @@ impl JobStore for SqliteStore {
     }
 
     fn purge_expired(&self, now: Timestamp) -> StoreFuture<'_, u64> {
-        Box::pin(self.call(move |conn| {
+        self.errors.op("purge_expired").run(self.call(move |conn| {
             let deleted = conn.execute(
                 "DELETE FROM jobs WHERE expires_at <= ?1",
                 [now.unix_millis()],

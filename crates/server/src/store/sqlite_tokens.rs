@@ -122,7 +122,7 @@ pub(super) fn refund_token(
 
 impl TokenStore for SqliteStore {
     fn create_token(&self, token: NewToken) -> StoreFuture<'_, TokenRecord> {
-        Box::pin(self.call(move |conn| {
+        self.errors.op("create_token").run(self.call(move |conn| {
             let origins = token
                 .caps
                 .allowed_origins
@@ -158,7 +158,7 @@ impl TokenStore for SqliteStore {
     }
 
     fn find_token(&self, hash: KeyHash) -> StoreFuture<'_, Option<TokenRecord>> {
-        Box::pin(
+        self.errors.op("find_token").run(
             self.call(move |conn| {
                 token_where(conn, "t.token_hash = ?1", hash.as_bytes().as_slice())
             }),
@@ -167,7 +167,7 @@ impl TokenStore for SqliteStore {
 
     fn revoke_token(&self, hash: KeyHash, account_id: i64, at: Timestamp) -> StoreFuture<'_, bool> {
         let revocations = self.revocation_counter();
-        Box::pin(self.call(move |conn| {
+        self.errors.op("revoke_token").run(self.call(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let found: bool = tx.query_row(
                 "SELECT EXISTS (SELECT 1 FROM client_tokens WHERE token_hash = ?1 \
@@ -192,40 +192,44 @@ impl TokenStore for SqliteStore {
         seconds: f64,
     ) -> StoreFuture<'a, BudgetOutcome> {
         let token_id = token_id.to_owned();
-        Box::pin(self.call(move |conn| {
-            let seconds = seconds.max(0.0);
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let row: Option<(Option<f64>, f64)> = tx
+        self.errors
+            .op("consume_video_seconds")
+            .run(self.call(move |conn| {
+                let seconds = seconds.max(0.0);
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let row: Option<(Option<f64>, f64)> = tx
                 .query_row(
                     "SELECT max_video_seconds, video_seconds_used FROM client_tokens WHERE id = ?1",
                     [&token_id],
                     |row| Ok((row.get(0)?, row.get(1)?)),
                 )
                 .optional()?;
-            let Some((budget, used)) = row else {
-                return Err(StoreError::UnknownKey(token_id));
-            };
-            if let Some(budget) = budget {
-                let remaining = (budget - used).max(0.0);
-                if seconds > remaining {
-                    return Ok(BudgetOutcome::Exhausted { remaining });
+                let Some((budget, used)) = row else {
+                    return Err(StoreError::UnknownKey(token_id));
+                };
+                if let Some(budget) = budget {
+                    let remaining = (budget - used).max(0.0);
+                    if seconds > remaining {
+                        return Ok(BudgetOutcome::Exhausted { remaining });
+                    }
                 }
-            }
-            tx.execute(
-                "UPDATE client_tokens SET video_seconds_used = video_seconds_used + ?2 \
+                tx.execute(
+                    "UPDATE client_tokens SET video_seconds_used = video_seconds_used + ?2 \
                  WHERE id = ?1",
-                params![token_id, seconds],
-            )?;
-            tx.commit()?;
-            Ok(BudgetOutcome::Granted {
-                remaining: budget.map(|budget| (budget - used - seconds).max(0.0)),
-            })
-        }))
+                    params![token_id, seconds],
+                )?;
+                tx.commit()?;
+                Ok(BudgetOutcome::Granted {
+                    remaining: budget.map(|budget| (budget - used - seconds).max(0.0)),
+                })
+            }))
     }
 
     fn refund_video_seconds<'a>(&'a self, token_id: &'a str, seconds: f64) -> StoreFuture<'a, ()> {
         let token_id = token_id.to_owned();
-        Box::pin(self.call(move |conn| refund_token(conn, &token_id, seconds.max(0.0))))
+        self.errors
+            .op("refund_video_seconds")
+            .run(self.call(move |conn| refund_token(conn, &token_id, seconds.max(0.0))))
     }
 }
 
