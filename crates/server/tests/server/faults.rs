@@ -4,7 +4,7 @@
 //! with `ih1003` (503), keeps the process answering, and work resumes once space is back.
 
 use crate::common::{client, Form};
-use crate::restart::{attune, read_until, synthetic_speech, Serve, PATIENCE};
+use crate::restart::{attune, read_until, synthetic_speech, Serve, PATIENCE, SPEECH_MINUTES};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -234,6 +234,13 @@ async fn a_full_disk_refuses_new_work_with_ih1003_and_work_resumes_when_space_re
     let first = body["job_id"].as_str().unwrap().to_owned();
     read_until(&serve, &key, &first, |job| job["status"] == "completed").await;
 
+    // A long analysis that ends while the disk is full: its outcome waits for space.
+    let long = synthetic_speech(SPEECH_MINUTES);
+    let (status, body) = submit(&serve.url(""), &key, &long).await.unwrap();
+    assert_eq!(status, 202, "{body}");
+    let running = body["job_id"].as_str().unwrap().to_owned();
+    read_until(&serve, &key, &running, |job| job["status"] == "running").await;
+
     let filler = disk.path.join("filler");
     fill(&filler);
     // New work is refused cleanly once the store cannot write; the process stays up.
@@ -257,8 +264,23 @@ async fn a_full_disk_refuses_new_work_with_ih1003_and_work_resumes_when_space_re
     let job = read_until(&serve, &key, &first, |_| true).await;
     assert_eq!(job["status"], "completed", "{job}");
 
-    // Space returns: work is accepted and runs to completion, with no restart.
+    // The analysis ends on the full disk: the job still reads `running` (its outcome is
+    // held, not lost) for as long as the disk stays full.
+    tokio::time::timeout(PATIENCE, async {
+        while !serve.log().contains("job outcome not recorded yet") {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the analysis ended and its outcome met the full disk");
+    let job = read_until(&serve, &key, &running, |_| true).await;
+    assert_eq!(job["status"], "running", "{job}");
+
+    // Space returns: the held outcome is recorded, and new work is accepted and runs to
+    // completion, with no restart.
     std::fs::remove_file(&filler).unwrap();
+    let job = read_until(&serve, &key, &running, |job| job["status"] != "running").await;
+    assert_eq!(job["status"], "completed", "{job}");
     let (status, body) = tokio::time::timeout(PATIENCE, submit(&serve.url(""), &key, &wav))
         .await
         .unwrap()
