@@ -191,7 +191,8 @@ pub fn content_length(headers: &HeaderMap) -> Option<u64> {
 /// bytes).
 pub const MAX_JSON_BODY: u64 = 64 * 1024;
 
-/// How long a client may take to send a JSON body.
+/// How long a client may take to send a JSON body (a few hundred bytes), whatever the longer
+/// body read timeout of uploads; answered 408 like it.
 const JSON_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
 fn invalid_json(message: impl Into<String>) -> HttpError {
@@ -246,12 +247,16 @@ pub async fn read_json_body(body: Incoming, headers: &HeaderMap) -> Result<Bytes
         Ok::<_, BodyError>(bytes)
     };
     match tokio::time::timeout(JSON_BODY_TIMEOUT, read).await {
-        Err(_) => Err(invalid_json("The JSON body did not arrive in time.")),
+        Err(_) => Err(invalid_json(format!(
+            "The JSON body did not arrive within {} seconds.",
+            JSON_BODY_TIMEOUT.as_secs()
+        ))
+        .with_status(StatusCode::REQUEST_TIMEOUT)),
         Ok(Err(BodyError::TooLarge { .. })) => Err(too_large()),
-        Ok(Err(error @ BodyError::TimedOut { .. })) => {
-            Err(invalid_json(format!("The JSON body could not be read: {error}."))
-                .with_status(StatusCode::REQUEST_TIMEOUT))
-        }
+        Ok(Err(error @ BodyError::TimedOut { .. })) => Err(invalid_json(format!(
+            "The JSON body could not be read: {error}."
+        ))
+        .with_status(StatusCode::REQUEST_TIMEOUT)),
         Ok(Err(BodyError::Read(error))) => {
             tracing::debug!(%error, "JSON body unreadable");
             Err(invalid_json("The JSON body could not be read."))

@@ -437,9 +437,7 @@ impl ConfigLayer {
             store_path: over.store_path.or(self.store_path),
             store_url: over.store_url.or(self.store_url),
             max_connections: over.max_connections.or(self.max_connections),
-            max_connections_per_ip: over
-                .max_connections_per_ip
-                .or(self.max_connections_per_ip),
+            max_connections_per_ip: over.max_connections_per_ip.or(self.max_connections_per_ip),
             header_read_timeout_seconds: over
                 .header_read_timeout_seconds
                 .or(self.header_read_timeout_seconds),

@@ -148,8 +148,14 @@ impl fmt::Debug for ApiKey {
 /// a prefix of a hash, which says nothing usable about any key. Hashes
 /// compared in memory use `subtle`'s constant-time equality all the same, so
 /// no code path compares secret-derived bytes with an early exit.
-#[derive(Clone, Copy, Hash)]
+#[derive(Clone, Copy)]
 pub struct KeyHash([u8; 32]);
+
+impl std::hash::Hash for KeyHash {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
 
 impl PartialEq for KeyHash {
     fn eq(&self, other: &KeyHash) -> bool {

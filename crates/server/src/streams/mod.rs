@@ -410,13 +410,12 @@ pub(crate) async fn handle(
                 return;
             }
         };
-        let (inbound, mut writer) =
-            session::split(
-                ws,
-                correlation,
-                streams.settings.max_message_bytes,
-                streams.settings.write_timeout,
-            );
+        let (inbound, mut writer) = session::split(
+            ws,
+            correlation,
+            streams.settings.max_message_bytes,
+            streams.settings.write_timeout,
+        );
         let admitted = match admitted {
             Ok(admitted) => admitted,
             Err(refusal) => {

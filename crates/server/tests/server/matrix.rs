@@ -70,10 +70,7 @@ impl Route {
     }
 
     fn is_socket(self) -> bool {
-        matches!(
-            self,
-            Route::StreamV2(_) | Route::StreamV1 | Route::Realtime
-        )
+        matches!(self, Route::StreamV2(_) | Route::StreamV1 | Route::Realtime)
     }
 
     /// What a valid credential of `kind` holding `scopes` gets here, by the interface's
@@ -246,7 +243,11 @@ async fn call_http(
 /// Opens one socket endpoint with `secret` in the `Authorization` header (the subprotocol
 /// form is covered by the WebSocket tests) and answers the outcome: `ready` (then closed
 /// gracefully), or `close <code> <error code>`; and the text of every event and close reason.
-async fn call_socket(server: &ServerHandle, route: Route, secret: Option<&str>) -> (String, String) {
+async fn call_socket(
+    server: &ServerHandle,
+    route: Route,
+    secret: Option<&str>,
+) -> (String, String) {
     let echo = secret.map_or(String::new(), |s| format!("access_token={s}"));
     let path = match route {
         Route::StreamV2(None) => format!("/v2/stream/analyze?{echo}"),
@@ -275,7 +276,10 @@ async fn call_socket(server: &ServerHandle, route: Route, secret: Option<&str>) 
         Some(event) if event["type"] == "error" => {
             let (rest, code) = ws.rest().await;
             seen.push_str(&format!("{rest:?} {:?}", ws.closed));
-            format!("close {code} {}", event["data"]["code"].as_str().unwrap_or("?"))
+            format!(
+                "close {code} {}",
+                event["data"]["code"].as_str().unwrap_or("?")
+            )
         }
         other => format!("unexpected first event {other:?}"),
     };
@@ -302,7 +306,12 @@ async fn every_route_answers_every_credential_and_scope_set_as_the_interface_say
 
     // Expired first: the clock then moves past its lifetime (60 s, the shortest) before
     // anything else is minted.
-    let expired = mint_token(&server, &all, json!({"scopes": ["service.stream", "service.upload"], "expires_in": 60})).await;
+    let expired = mint_token(
+        &server,
+        &all,
+        json!({"scopes": ["service.stream", "service.upload"], "expires_in": 60}),
+    )
+    .await;
     harness.clock.advance(120);
 
     let account = harness
@@ -310,12 +319,21 @@ async fn every_route_answers_every_credential_and_scope_set_as_the_interface_say
         .ensure_account("matrix", AccountLimits::default())
         .await
         .unwrap();
-    let created = harness.store.create_key(account.id, &Scope::ALL).await.unwrap();
+    let created = harness
+        .store
+        .create_key(account.id, &Scope::ALL)
+        .await
+        .unwrap();
     let revoked_key = created.key.expose().to_owned();
     let revoked_key_id = created.record.id;
     harness.store.revoke_key(&revoked_key_id).await.unwrap();
 
-    let revoked_token = mint_token(&server, &all, json!({"scopes": ["service.stream", "service.upload"]})).await;
+    let revoked_token = mint_token(
+        &server,
+        &all,
+        json!({"scopes": ["service.stream", "service.upload"]}),
+    )
+    .await;
     let revoked = client()
         .post(url(&server, "/v1/client_tokens/revoke"))
         .bearer_auth(&all)
@@ -376,12 +394,8 @@ async fn every_route_answers_every_credential_and_scope_set_as_the_interface_say
         });
         // A token needs at least one scope (an empty list mints the default stream scope).
         if !scopes.is_empty() {
-            let token = mint_token(
-                &server,
-                &all,
-                json!({"scopes": names, "max_concurrent": 4}),
-            )
-            .await;
+            let token =
+                mint_token(&server, &all, json!({"scopes": names, "max_concurrent": 4})).await;
             credentials.push(Credential {
                 label: format!("token {names:?}"),
                 secret: Some(token),
@@ -430,11 +444,7 @@ async fn every_route_answers_every_credential_and_scope_set_as_the_interface_say
         "{mismatches} of {cells} cells differ from the interface (XX):\n{table}"
     );
 
-    let metrics = client()
-        .get(url(&server, "/metrics"))
-        .send()
-        .await
-        .unwrap();
+    let metrics = client().get(url(&server, "/metrics")).send().await.unwrap();
     assert_eq!(metrics.status(), 200);
     let metrics = metrics.text().await.unwrap();
     // The sessions above were counted: the scrape is a real one.
@@ -442,7 +452,10 @@ async fn every_route_answers_every_credential_and_scope_set_as_the_interface_say
     server.shutdown().await;
 
     let logged = logs.text();
-    assert!(logged.contains("authenticated"), "the capture holds this run's log");
+    assert!(
+        logged.contains("authenticated"),
+        "the capture holds this run's log"
+    );
     for credential in &credentials {
         let Some(secret) = &credential.secret else {
             continue;

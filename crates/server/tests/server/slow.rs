@@ -137,7 +137,10 @@ async fn a_head_or_a_body_sent_a_byte_a_second_is_cut_while_others_are_served() 
     assert!(sent < body.len(), "the whole body was read: {answer}");
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("\"error_id\":\"ih4005\""), "{answer}");
-    assert!(answer.contains("did not arrive within 3 seconds"), "{answer}");
+    assert!(
+        answer.contains("did not arrive within 3 seconds"),
+        "{answer}"
+    );
     healthy(&serve).await;
 }
 
@@ -155,8 +158,7 @@ async fn two_thousand_silent_connections_do_not_keep_a_request_out() {
         // Past the listen backlog the kernel holds a connect back (SYN retries): what
         // connects within a moment is enough to hold every permit.
         if let Ok(Ok(socket)) =
-            tokio::time::timeout(Duration::from_millis(200), TcpStream::connect(serve.addr()))
-                .await
+            tokio::time::timeout(Duration::from_millis(200), TcpStream::connect(serve.addr())).await
         {
             idle.push(socket);
         }
@@ -256,8 +258,11 @@ async fn a_websocket_client_that_never_reads_is_dropped_and_costs_only_socket_bu
     let mut sent = 0usize;
     let mut stopped = false;
     while sent < 1_000_000 {
-        match tokio::time::timeout(Duration::from_secs(5), ws.send(Message::text(frame.clone())))
-            .await
+        match tokio::time::timeout(
+            Duration::from_secs(5),
+            ws.send(Message::text(frame.clone())),
+        )
+        .await
         {
             Ok(Ok(())) => sent += 1,
             Ok(Err(_)) | Err(_) => {
@@ -266,7 +271,10 @@ async fn a_websocket_client_that_never_reads_is_dropped_and_costs_only_socket_bu
             }
         }
     }
-    assert!(stopped, "the server read {sent} frames of a client that never reads");
+    assert!(
+        stopped,
+        "the server read {sent} frames of a client that never reads"
+    );
     // Others are served meanwhile.
     healthy(&serve).await;
 
