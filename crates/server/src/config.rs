@@ -825,6 +825,44 @@ mod tests {
         assert_eq!(config.max_media_duration, Duration::from_secs(1800));
         assert_eq!(config.max_upload_bytes, 33_554_432);
         assert_eq!(config.shutdown_grace, Duration::from_secs(30));
+        assert_eq!(config.max_connections_per_ip, 0);
+        assert_eq!(config.header_read_timeout, Duration::from_secs(30));
+        assert_eq!(config.body_read_timeout, Duration::from_secs(300));
+        assert_eq!(config.stream_write_timeout, Duration::from_secs(30));
+    }
+
+    #[test]
+    fn connection_limits_and_timeouts_come_from_the_environment_and_refuse_zero() {
+        let config = Config::load(
+            None,
+            env(&[
+                ("ATTUNE_MAX_CONNECTIONS_PER_IP", "16"),
+                ("ATTUNE_HEADER_READ_TIMEOUT_SECONDS", "5"),
+                ("ATTUNE_BODY_READ_TIMEOUT_SECONDS", "60"),
+                ("ATTUNE_STREAM_WRITE_TIMEOUT_SECONDS", "10"),
+            ]),
+            ConfigLayer::default(),
+        )
+        .unwrap();
+        assert_eq!(config.max_connections_per_ip, 16);
+        assert_eq!(config.header_read_timeout, Duration::from_secs(5));
+        assert_eq!(config.body_read_timeout, Duration::from_secs(60));
+        assert_eq!(config.stream_write_timeout, Duration::from_secs(10));
+        assert_eq!(
+            config.stream_settings().write_timeout,
+            Duration::from_secs(10)
+        );
+        // A zero timeout would cut every request: refused, not taken as "off".
+        for name in [
+            "ATTUNE_HEADER_READ_TIMEOUT_SECONDS",
+            "ATTUNE_BODY_READ_TIMEOUT_SECONDS",
+            "ATTUNE_STREAM_WRITE_TIMEOUT_SECONDS",
+        ] {
+            assert!(
+                Config::load(None, env(&[(name, "0")]), ConfigLayer::default()).is_err(),
+                "{name}=0"
+            );
+        }
     }
 
     #[test]
