@@ -231,6 +231,7 @@ async fn authenticate_key(
     keys: &dyn KeyStore,
     credential: &str,
 ) -> Result<Principal, ServiceError> {
+    // Looked up by its hash, never compared: see `KeyHash` on constant time.
     let record = keys
         .find_key(KeyHash::of(credential))
         .await

@@ -17,6 +17,7 @@ use http_body_util::BodyExt;
 use hyper::body::{Body as _, Incoming};
 use hyper::header::{HeaderMap, HeaderValue, CONTENT_LENGTH, CONTENT_TYPE, EXPECT};
 use hyper::StatusCode;
+use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -26,6 +27,14 @@ const LINGER_TIME: Duration = Duration::from_secs(2);
 
 /// Most bytes drained after an answer; past them the connection is closed.
 const LINGER_MAX_BYTES: u64 = 64 * 1024 * 1024;
+
+tokio::task_local! {
+    /// How long the request being handled may take to send its body: set by the server
+    /// around each request (`body_read_timeout_seconds`), read by every [`LimitedBody`]. A
+    /// task-local rather than a parameter because bodies are read deep inside handlers that
+    /// otherwise know nothing of connections.
+    pub static BODY_READ_TIMEOUT: Duration;
+}
 
 /// Why a counted body stopped.
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +48,12 @@ pub enum BodyError {
     /// The connection failed or the client went away mid-body.
     #[error("the request body could not be read: {0}")]
     Read(#[source] hyper::Error),
+    /// The body did not arrive within the body read timeout.
+    #[error("the request body did not arrive within {} seconds", after.as_secs())]
+    TimedOut {
+        /// The timeout.
+        after: Duration,
+    },
 }
 
 /// A request body as a stream of chunks, counted as they arrive and cut off
@@ -56,6 +71,9 @@ pub struct LimitedBody {
     expects_continue: bool,
     polled: bool,
     finished: bool,
+    /// When the body must be complete, and the timeout it came from ([`BODY_READ_TIMEOUT`]);
+    /// a slow-body client is cut there instead of holding its connection for good.
+    deadline: Option<(Pin<Box<tokio::time::Sleep>>, Duration)>,
 }
 
 impl LimitedBody {
@@ -71,6 +89,10 @@ impl LimitedBody {
             expects_continue,
             polled: false,
             finished: false,
+            deadline: BODY_READ_TIMEOUT
+                .try_with(|timeout| *timeout)
+                .ok()
+                .map(|timeout| (Box::pin(tokio::time::sleep(timeout)), timeout)),
         }
     }
 }
@@ -87,6 +109,12 @@ impl Stream for LimitedBody {
             return Poll::Ready(None);
         };
         this.polled = true;
+        if let Some((deadline, after)) = this.deadline.as_mut() {
+            if deadline.as_mut().poll(cx).is_ready() {
+                this.finished = true;
+                return Poll::Ready(Some(Err(BodyError::TimedOut { after: *after })));
+            }
+        }
         loop {
             match Pin::new(&mut *body).poll_frame(cx) {
                 Poll::Pending => return Poll::Pending,
@@ -163,7 +191,8 @@ pub fn content_length(headers: &HeaderMap) -> Option<u64> {
 /// bytes).
 pub const MAX_JSON_BODY: u64 = 64 * 1024;
 
-/// How long a client may take to send a JSON body.
+/// How long a client may take to send a JSON body (a few hundred bytes), whatever the longer
+/// body read timeout of uploads; answered 408 like it.
 const JSON_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
 fn invalid_json(message: impl Into<String>) -> HttpError {
@@ -218,8 +247,16 @@ pub async fn read_json_body(body: Incoming, headers: &HeaderMap) -> Result<Bytes
         Ok::<_, BodyError>(bytes)
     };
     match tokio::time::timeout(JSON_BODY_TIMEOUT, read).await {
-        Err(_) => Err(invalid_json("The JSON body did not arrive in time.")),
+        Err(_) => Err(invalid_json(format!(
+            "The JSON body did not arrive within {} seconds.",
+            JSON_BODY_TIMEOUT.as_secs()
+        ))
+        .with_status(StatusCode::REQUEST_TIMEOUT)),
         Ok(Err(BodyError::TooLarge { .. })) => Err(too_large()),
+        Ok(Err(error @ BodyError::TimedOut { .. })) => Err(invalid_json(format!(
+            "The JSON body could not be read: {error}."
+        ))
+        .with_status(StatusCode::REQUEST_TIMEOUT)),
         Ok(Err(BodyError::Read(error))) => {
             tracing::debug!(%error, "JSON body unreadable");
             Err(invalid_json("The JSON body could not be read."))

@@ -11,7 +11,10 @@
 //! | `store_path` / `ATTUNE_STORE_PATH` | `./attune-data/attune.sqlite3` |
 //! | `store_url` / `ATTUNE_STORE_URL` | none: the SQLite file; `postgres://...` shares a PostgreSQL store between instances |
 //! | `store_lease_seconds` / `ATTUNE_STORE_LEASE_SECONDS` | `30`: how long a killed instance's running jobs stay `running` on a shared store |
-//! | `max_connections` / `ATTUNE_MAX_CONNECTIONS` | `1024` |
+//! | `max_connections` / `ATTUNE_MAX_CONNECTIONS` | `1024`: connections served at once; more wait in the listen backlog |
+//! | `max_connections_per_ip` / `ATTUNE_MAX_CONNECTIONS_PER_IP` | `0` (no limit): connections one client address may hold; more are answered `503` `ih1002` and closed |
+//! | `header_read_timeout_seconds` / `ATTUNE_HEADER_READ_TIMEOUT_SECONDS` | `30`: a request head not complete by then closes the connection |
+//! | `body_read_timeout_seconds` / `ATTUNE_BODY_READ_TIMEOUT_SECONDS` | `300`: a request body not complete by then is answered `408` |
 //! | `workers` / `ATTUNE_WORKERS` | the number of CPUs |
 //! | `max_jobs` / `ATTUNE_MAX_JOBS` | `64` (at least `workers`) |
 //! | `max_media_duration_seconds` / `ATTUNE_MAX_MEDIA_DURATION_SECONDS` | `1800` |
@@ -27,6 +30,7 @@
 //! | `stream_max_queued_bytes` / `ATTUNE_STREAM_MAX_QUEUED_BYTES` | `50331648` (48 MiB) |
 //! | `stream_max_backlog_bytes` / `ATTUNE_STREAM_MAX_BACKLOG_BYTES` | `100663296` (96 MiB) |
 //! | `stream_max_message_bytes` / `ATTUNE_STREAM_MAX_MESSAGE_BYTES` | `67108864` (64 MiB) |
+//! | `stream_write_timeout_seconds` / `ATTUNE_STREAM_WRITE_TIMEOUT_SECONDS` | `30`: a stream client that reads nothing for this long is disconnected |
 //! | `stream_models` / `ATTUNE_STREAM_MODELS` | `inter-2,inter-2-audio` |
 //! | `recommender.url` / `ATTUNE_RECOMMENDER_URL` | none: the embedded recommender alone |
 //! | `recommender.model` / `ATTUNE_RECOMMENDER_MODEL` | none (required with `url`) |
@@ -71,6 +75,16 @@ pub struct Config {
     pub store_lease: Duration,
     /// Connections served at once; further clients wait to be accepted.
     pub max_connections: usize,
+    /// Connections one client address may hold at once (0: no limit); a further one is
+    /// answered `503` `ih1002` and closed. Off by default because behind a reverse proxy
+    /// every client shares the proxy's address.
+    pub max_connections_per_ip: usize,
+    /// How long a client may take to send a request's head; past it the connection is
+    /// closed, so a slow-header client cannot hold a connection permit.
+    pub header_read_timeout: Duration,
+    /// How long a client may take to send a request's body, from the handler's first read;
+    /// past it the request is answered `408` (`ih4005` for uploads, `ih4006` for JSON).
+    pub body_read_timeout: Duration,
     /// Analysis workers.
     pub workers: usize,
     /// Jobs (v2 jobs and v1 analyses, queued or running) the instance holds
@@ -104,6 +118,10 @@ pub struct Config {
     pub stream_max_backlog_bytes: u64,
     /// Largest WebSocket message read; a larger one ends the session with `ih6002` (1009).
     pub stream_max_message_bytes: u64,
+    /// Longest a write to a stream client may wait for the client to read; past it the
+    /// session ends and the connection is dropped (the client sees 1006), so a client that
+    /// never reads holds no more than the socket buffers.
+    pub stream_write_timeout: Duration,
     /// Models stream sessions may use (`ih1003` for the others), comma-separated in the
     /// environment.
     pub stream_models: Vec<String>,
@@ -168,6 +186,12 @@ pub struct ConfigLayer {
     pub store_lease_seconds: Option<u64>,
     /// See [`Config::max_connections`].
     pub max_connections: Option<usize>,
+    /// See [`Config::max_connections_per_ip`].
+    pub max_connections_per_ip: Option<usize>,
+    /// See [`Config::header_read_timeout`], in seconds.
+    pub header_read_timeout_seconds: Option<u64>,
+    /// See [`Config::body_read_timeout`], in seconds.
+    pub body_read_timeout_seconds: Option<u64>,
     /// See [`Config::workers`].
     pub workers: Option<usize>,
     /// See [`Config::max_jobs`].
@@ -198,6 +222,8 @@ pub struct ConfigLayer {
     pub stream_max_backlog_bytes: Option<u64>,
     /// See [`Config::stream_max_message_bytes`].
     pub stream_max_message_bytes: Option<u64>,
+    /// See [`Config::stream_write_timeout`], in seconds.
+    pub stream_write_timeout_seconds: Option<u64>,
     /// See [`Config::stream_models`].
     pub stream_models: Option<Vec<String>>,
     /// The `[recommender]` table: the optional realtime recommendation backend.
@@ -331,6 +357,18 @@ impl ConfigLayer {
                 "STORE_PATH" => layer.store_path = Some(PathBuf::from(value)),
                 "STORE_URL" => layer.store_url = Some(StoreUrl(value.to_owned())),
                 "MAX_CONNECTIONS" => layer.max_connections = Some(parse(&name, value)?),
+                "MAX_CONNECTIONS_PER_IP" => {
+                    layer.max_connections_per_ip = Some(parse(&name, value)?)
+                }
+                "HEADER_READ_TIMEOUT_SECONDS" => {
+                    layer.header_read_timeout_seconds = Some(parse(&name, value)?)
+                }
+                "BODY_READ_TIMEOUT_SECONDS" => {
+                    layer.body_read_timeout_seconds = Some(parse(&name, value)?)
+                }
+                "STREAM_WRITE_TIMEOUT_SECONDS" => {
+                    layer.stream_write_timeout_seconds = Some(parse(&name, value)?)
+                }
                 "WORKERS" => layer.workers = Some(parse(&name, value)?),
                 "MAX_JOBS" => layer.max_jobs = Some(parse(&name, value)?),
                 "MAX_MEDIA_DURATION_SECONDS" => {
@@ -399,6 +437,16 @@ impl ConfigLayer {
             store_path: over.store_path.or(self.store_path),
             store_url: over.store_url.or(self.store_url),
             max_connections: over.max_connections.or(self.max_connections),
+            max_connections_per_ip: over.max_connections_per_ip.or(self.max_connections_per_ip),
+            header_read_timeout_seconds: over
+                .header_read_timeout_seconds
+                .or(self.header_read_timeout_seconds),
+            body_read_timeout_seconds: over
+                .body_read_timeout_seconds
+                .or(self.body_read_timeout_seconds),
+            stream_write_timeout_seconds: over
+                .stream_write_timeout_seconds
+                .or(self.stream_write_timeout_seconds),
             workers: over.workers.or(self.workers),
             max_jobs: over.max_jobs.or(self.max_jobs),
             max_media_duration_seconds: over
@@ -570,6 +618,15 @@ impl Config {
                 "max_connections",
                 layer.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS),
             )?,
+            max_connections_per_ip: layer.max_connections_per_ip.unwrap_or(0),
+            header_read_timeout: Duration::from_secs(at_least_one(
+                "header_read_timeout_seconds",
+                layer.header_read_timeout_seconds.unwrap_or(30),
+            )?),
+            body_read_timeout: Duration::from_secs(at_least_one(
+                "body_read_timeout_seconds",
+                layer.body_read_timeout_seconds.unwrap_or(300),
+            )?),
             workers,
             max_jobs: max_jobs.max(workers),
             max_media_duration: Duration::from_secs(at_least_one(
@@ -608,6 +665,10 @@ impl Config {
                 "stream_max_message_bytes",
                 layer.stream_max_message_bytes.unwrap_or(64 << 20),
             )?,
+            stream_write_timeout: Duration::from_secs(at_least_one(
+                "stream_write_timeout_seconds",
+                layer.stream_write_timeout_seconds.unwrap_or(30),
+            )?),
             stream_models: stream_models(layer.stream_models)?,
             recommender: layer.recommender,
             demo_api_key: demo_api_key(layer.demo_api_key)?,
@@ -667,6 +728,7 @@ impl Config {
             max_backlog_bytes: self.stream_max_backlog_bytes,
             max_message_bytes: usize::try_from(self.stream_max_message_bytes)
                 .unwrap_or(usize::MAX),
+            write_timeout: self.stream_write_timeout,
             recommender: self.recommendation_service().unwrap_or_else(|error| {
                 tracing::error!(%error, "recommender backend unusable: the embedded recommender writes realtime recommendations");
                 crate::recommend_backend::RecommendationService::embedded()
@@ -763,6 +825,44 @@ mod tests {
         assert_eq!(config.max_media_duration, Duration::from_secs(1800));
         assert_eq!(config.max_upload_bytes, 33_554_432);
         assert_eq!(config.shutdown_grace, Duration::from_secs(30));
+        assert_eq!(config.max_connections_per_ip, 0);
+        assert_eq!(config.header_read_timeout, Duration::from_secs(30));
+        assert_eq!(config.body_read_timeout, Duration::from_secs(300));
+        assert_eq!(config.stream_write_timeout, Duration::from_secs(30));
+    }
+
+    #[test]
+    fn connection_limits_and_timeouts_come_from_the_environment_and_refuse_zero() {
+        let config = Config::load(
+            None,
+            env(&[
+                ("ATTUNE_MAX_CONNECTIONS_PER_IP", "16"),
+                ("ATTUNE_HEADER_READ_TIMEOUT_SECONDS", "5"),
+                ("ATTUNE_BODY_READ_TIMEOUT_SECONDS", "60"),
+                ("ATTUNE_STREAM_WRITE_TIMEOUT_SECONDS", "10"),
+            ]),
+            ConfigLayer::default(),
+        )
+        .unwrap();
+        assert_eq!(config.max_connections_per_ip, 16);
+        assert_eq!(config.header_read_timeout, Duration::from_secs(5));
+        assert_eq!(config.body_read_timeout, Duration::from_secs(60));
+        assert_eq!(config.stream_write_timeout, Duration::from_secs(10));
+        assert_eq!(
+            config.stream_settings().write_timeout,
+            Duration::from_secs(10)
+        );
+        // A zero timeout would cut every request: refused, not taken as "off".
+        for name in [
+            "ATTUNE_HEADER_READ_TIMEOUT_SECONDS",
+            "ATTUNE_BODY_READ_TIMEOUT_SECONDS",
+            "ATTUNE_STREAM_WRITE_TIMEOUT_SECONDS",
+        ] {
+            assert!(
+                Config::load(None, env(&[(name, "0")]), ConfigLayer::default()).is_err(),
+                "{name}=0"
+            );
+        }
     }
 
     #[test]

@@ -141,8 +141,30 @@ impl fmt::Debug for ApiKey {
 /// (argon2, bcrypt) exist to protect low-entropy passwords. A deterministic
 /// hash also lets the store find a presented key with one indexed lookup, so
 /// no secret-dependent comparison runs on the key itself.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// Constant time: a presented key is never compared with a stored one; only
+/// its SHA-256 is looked up (the hashed-lookup way, rather than comparing keys
+/// with `subtle`), and a timing difference in that lookup can reveal at most
+/// a prefix of a hash, which says nothing usable about any key. Hashes
+/// compared in memory use `subtle`'s constant-time equality all the same, so
+/// no code path compares secret-derived bytes with an early exit.
+#[derive(Clone, Copy)]
 pub struct KeyHash([u8; 32]);
+
+impl std::hash::Hash for KeyHash {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
+
+impl PartialEq for KeyHash {
+    fn eq(&self, other: &KeyHash) -> bool {
+        use subtle::ConstantTimeEq;
+        self.0.ct_eq(&other.0).into()
+    }
+}
+
+impl Eq for KeyHash {}
 
 impl KeyHash {
     /// The hash of a presented credential.
@@ -200,6 +222,15 @@ mod tests {
         assert!(!ApiKey::is_well_formed(&format!("atk_{}", "A".repeat(64))));
         assert!(!ApiKey::is_well_formed(&format!("xyz_{}", "a".repeat(64))));
         assert!(!ApiKey::is_well_formed(&format!("atk_{}", "a".repeat(63))));
+    }
+
+    #[test]
+    fn hashes_are_equal_exactly_when_their_keys_are() {
+        let key = ApiKey::generate();
+        assert_eq!(key.hash(), KeyHash::of(key.expose()));
+        let mut other = *key.hash().as_bytes();
+        other[31] ^= 1;
+        assert_ne!(key.hash(), KeyHash::from_bytes(other));
     }
 
     #[test]

@@ -7,28 +7,29 @@
 //! server waits up to the configured grace period and drops whatever is still
 //! running.
 
+use crate::body::BODY_READ_TIMEOUT;
 use crate::config::Config;
+use crate::http_error::HttpError;
+use crate::ids::CorrelationId;
 use crate::jobs::WorkerPool;
 use crate::linger::{BodyFlag, LingerLimits, LingeringStream};
-use crate::routes::App;
+use crate::routes::{App, X_CORRELATION_ID};
 use crate::services::Services;
+use attune_core::{ErrorCode, ServiceError};
 use hyper::body::Body as _;
+use hyper::header::{HeaderValue, CONNECTION};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{oneshot, watch, Semaphore};
 use tokio::task::{JoinHandle, JoinSet};
-
-/// How long a client may take to send a request's headers; a slow-loris
-/// client otherwise holds a connection permit forever.
-const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Longest pause between failed accepts; a full file-descriptor table frees
 /// up as connections close, so accepting is retried rather than given up.
@@ -58,6 +59,59 @@ struct Listener {
     app: Arc<App>,
     /// How much of a refused body is drained at close.
     linger: LingerLimits,
+    /// Open connections per client address, when `max_connections_per_ip` is set.
+    per_ip: Option<Arc<PerIp>>,
+    /// See [`Config::body_read_timeout`].
+    body_read_timeout: Duration,
+}
+
+/// Connections held per client address, against `max_connections_per_ip`.
+#[derive(Debug)]
+struct PerIp {
+    limit: usize,
+    open: std::sync::Mutex<std::collections::HashMap<IpAddr, usize>>,
+}
+
+/// One connection counted against its address; uncounted when dropped.
+struct IpSlot {
+    per_ip: Arc<PerIp>,
+    ip: IpAddr,
+}
+
+impl PerIp {
+    /// A slot for a new connection from `ip`, or `None` when the address holds its limit.
+    fn take(self: &Arc<PerIp>, ip: IpAddr) -> Option<IpSlot> {
+        let mut open = self
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let count = open.entry(ip).or_insert(0);
+        if *count >= self.limit {
+            return None;
+        }
+        *count += 1;
+        Some(IpSlot {
+            per_ip: Arc::clone(self),
+            ip,
+        })
+    }
+}
+
+impl Drop for IpSlot {
+    fn drop(&mut self) {
+        let mut open = self
+            .per_ip
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(count) = open.get_mut(&self.ip) {
+            *count -= 1;
+            // Addresses seen once must not accumulate.
+            if *count == 0 {
+                open.remove(&self.ip);
+            }
+        }
+    }
 }
 
 /// Serves HTTP on `listener` with `services` until `shutdown` resolves, then
@@ -88,8 +142,10 @@ pub async fn run(listener: TcpListener, config: Config, services: Services, shut
         config.max_jobs,
     );
     let mut http = http1::Builder::new();
+    // A slow-loris client otherwise holds a connection permit forever; hyper starts this
+    // timer when the connection starts waiting for a head, so a silent connection is cut too.
     http.timer(TokioTimer::new())
-        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .header_read_timeout(config.header_read_timeout)
         .keep_alive(true);
     let (notify_shutdown, _) = watch::channel(false);
     let mut server = Listener {
@@ -116,6 +172,13 @@ pub async fn run(listener: TcpListener, config: Config, services: Services, shut
                 .saturating_add(crate::upload_form::FORM_OVERHEAD_BYTES)
                 .max(MIN_LINGER_BYTES),
         },
+        per_ip: (config.max_connections_per_ip > 0).then(|| {
+            Arc::new(PerIp {
+                limit: config.max_connections_per_ip,
+                open: std::sync::Mutex::default(),
+            })
+        }),
+        body_read_timeout: config.body_read_timeout,
     };
     // On a shared store, this instance takes queued jobs from the store
     // rather than running the ones it accepts.
@@ -198,32 +261,51 @@ impl Listener {
                 .acquire_owned()
                 .await
                 .expect("the connection semaphore is never closed");
-            let socket = self.accept().await;
+            let (socket, peer) = self.accept().await;
             self.reap_finished();
 
             let http = self.http.clone();
             let app = Arc::clone(&self.app);
             let shutdown = self.notify_shutdown.subscribe();
             let linger = self.linger;
+            let slot = match &self.per_ip {
+                None => None,
+                Some(per_ip) => match per_ip.take(peer.ip()) {
+                    Some(slot) => Some(slot),
+                    None => {
+                        tracing::info!(
+                            limit = per_ip.limit,
+                            "connection refused: its address holds max_connections_per_ip"
+                        );
+                        let docs_url = app.docs_url.clone();
+                        self.connections.spawn(async move {
+                            refuse_connection(socket, linger, http, docs_url).await;
+                            drop(permit);
+                        });
+                        continue;
+                    }
+                },
+            };
+            let body_read_timeout = self.body_read_timeout;
             self.connections.spawn(async move {
-                serve_connection(socket, linger, http, app, shutdown).await;
-                drop(permit);
+                serve_connection(socket, linger, http, app, body_read_timeout, shutdown).await;
+                drop((permit, slot));
             });
         }
     }
 
     /// The next connection, retrying failed accepts with a growing pause.
-    async fn accept(&mut self) -> TcpStream {
+    async fn accept(&mut self) -> (TcpStream, SocketAddr) {
         let mut backoff = Duration::from_millis(10);
         loop {
             match self.listener.accept().await {
-                Ok((socket, _)) => {
+                Ok((socket, peer)) => {
                     // Responses are small and written whole; waiting to
                     // coalesce them (Nagle) only adds latency.
                     if let Err(error) = socket.set_nodelay(true) {
                         tracing::debug!(%error, "cannot disable Nagle's algorithm");
                     }
-                    return socket;
+                    return (socket, peer);
                 }
                 Err(error) => {
                     tracing::error!(%error, "accepting a connection failed");
@@ -252,6 +334,7 @@ async fn serve_connection(
     linger: LingerLimits,
     http: http1::Builder,
     app: Arc<App>,
+    body_read_timeout: Duration,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let has_body = BodyFlag::default();
@@ -259,7 +342,12 @@ async fn serve_connection(
     let service = service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
         has_body.set(!request.body().is_end_stream());
         let app = Arc::clone(&app);
-        async move { Ok::<_, Infallible>(app.handle(request).await) }
+        async move {
+            let response = BODY_READ_TIMEOUT
+                .scope(body_read_timeout, app.handle(request))
+                .await;
+            Ok::<_, Infallible>(response)
+        }
     });
     // `with_upgrades` keeps the socket usable after a `101 Switching
     // Protocols`, which the WebSocket routes rely on.
@@ -277,6 +365,38 @@ async fn serve_connection(
     if let Err(error) = result {
         // Clients hanging up mid-request are routine, not server faults.
         tracing::debug!(%error, "connection ended with an error");
+    }
+}
+
+/// Answers every request on a connection over `max_connections_per_ip` with `503` `ih1002`
+/// and closes it. Answering (rather than closing at once) tells an HTTP client why; reading
+/// the request first keeps the answer from being lost to a reset.
+async fn refuse_connection(
+    socket: TcpStream,
+    linger: LingerLimits,
+    http: http1::Builder,
+    docs_url: String,
+) {
+    let has_body = BodyFlag::default();
+    let socket = LingeringStream::new(socket, has_body.clone(), linger);
+    let service = service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+        has_body.set(!request.body().is_end_stream());
+        let correlation_id = CorrelationId::new();
+        let error = ServiceError::with_message(
+            ErrorCode::Ih1002,
+            "This client address holds as many connections as the server allows it; \
+             retry after closing one.",
+        );
+        let mut response = HttpError::new(error).into_response(&correlation_id, &docs_url);
+        let headers = response.headers_mut();
+        if let Ok(value) = HeaderValue::from_str(correlation_id.as_str()) {
+            headers.insert(X_CORRELATION_ID, value);
+        }
+        headers.insert(CONNECTION, HeaderValue::from_static("close"));
+        async move { Ok::<_, Infallible>(response) }
+    });
+    if let Err(error) = http.serve_connection(TokioIo::new(socket), service).await {
+        tracing::debug!(%error, "refused connection ended with an error");
     }
 }
 

@@ -258,6 +258,10 @@ fn form_error(error: multer::Error, max_file_bytes: u64) -> HttpError {
     if let multer::Error::StreamReadFailed(source) = &error {
         match source.downcast_ref::<BodyError>() {
             Some(BodyError::TooLarge { .. }) => return too_large(max_file_bytes),
+            Some(timed_out @ BodyError::TimedOut { .. }) => {
+                return HttpError::new(invalid(format!("The upload was cut: {timed_out}.")))
+                    .with_status(hyper::StatusCode::REQUEST_TIMEOUT);
+            }
             Some(BodyError::Read(read)) => {
                 tracing::debug!(error = %read, "upload body unreadable");
                 return HttpError::new(invalid("The request body could not be read.".into()));

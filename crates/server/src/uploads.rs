@@ -508,15 +508,39 @@ async fn run_job(
     record_end(jobs, &id, outcome, clock.now()).await;
 }
 
+/// First pause before recording a job's outcome again after the store refused it.
+const RECORD_RETRY_FIRST_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Longest pause between two attempts to record an outcome.
+const RECORD_RETRY_MAX_PAUSE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// How long an outcome is retried: as long as a job stays readable (`expires_at`).
+const RECORD_RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(3600);
+
 async fn record_end(
     jobs: &dyn JobStore,
     id: &str,
     outcome: Result<attune_core::wire::UploadJobResult, ServiceError>,
     at: Timestamp,
 ) {
-    let recorded = match &outcome {
-        Ok(result) => jobs.mark_completed(id, result, at).await,
-        Err(error) => jobs.mark_failed(id, error, at).await,
+    // A store that cannot write (a full disk, a lost database) may come back: the outcome
+    // is kept and retried, with a growing pause, rather than leaving the job `running`
+    // until the next restart fails it with `ih1004`.
+    let mut pause = RECORD_RETRY_FIRST_PAUSE;
+    let started = std::time::Instant::now();
+    let recorded = loop {
+        let recorded = match &outcome {
+            Ok(result) => jobs.mark_completed(id, result, at).await,
+            Err(error) => jobs.mark_failed(id, error, at).await,
+        };
+        match recorded {
+            Err(error) if started.elapsed() < RECORD_RETRY_FOR => {
+                tracing::warn!(%error, job_id = %id, retry_in_ms = pause.as_millis() as u64, "job outcome not recorded yet");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(RECORD_RETRY_MAX_PAUSE);
+            }
+            recorded => break recorded,
+        }
     };
     match (recorded, &outcome) {
         (Ok(true), Ok(_)) => tracing::info!(job_id = %id, "job completed"),

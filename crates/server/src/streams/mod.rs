@@ -82,6 +82,12 @@ pub struct StreamSettings {
     pub max_backlog_bytes: u64,
     /// Largest WebSocket message read ([`MAX_MESSAGE_BYTES`] by default).
     pub max_message_bytes: usize,
+    /// Longest one write to the client may wait for it to read; past it the session ends and
+    /// the connection is dropped without a close frame (the client sees 1006): a frame cut
+    /// mid-write leaves nothing a close frame could follow, and a client that reads nothing
+    /// would not read one either. This is what bounds a never-reading client to the socket
+    /// buffers.
+    pub write_timeout: Duration,
     /// How long a running session trusts its credential without reading the store again
     /// (revocations made through this server are seen at once; see `credential`).
     pub credential_recheck: Duration,
@@ -106,6 +112,7 @@ impl Default for StreamSettings {
             max_queued_bytes: 48 * 1024 * 1024,
             max_backlog_bytes: 96 * 1024 * 1024,
             max_message_bytes: MAX_MESSAGE_BYTES,
+            write_timeout: Duration::from_secs(30),
             credential_recheck: Duration::from_secs(5),
             shutdown_notice_seconds: 300.0,
             analysis_threads: std::thread::available_parallelism().map_or(2, usize::from),
@@ -371,8 +378,12 @@ pub(crate) async fn handle(
                 return;
             }
         };
-        let (inbound, mut writer) =
-            session::split(ws, correlation, streams.settings.max_message_bytes);
+        let (inbound, mut writer) = session::split(
+            ws,
+            correlation,
+            streams.settings.max_message_bytes,
+            streams.settings.write_timeout,
+        );
         let admitted = match admitted {
             Ok(admitted) => admitted,
             Err(refusal) => {

@@ -54,6 +54,8 @@ pub(crate) struct Writer {
     ws: WebSocketWrite<WriteHalf<Io>>,
     correlation_id: String,
     open: bool,
+    /// See [`super::StreamSettings::write_timeout`].
+    write_timeout: Duration,
 }
 
 impl Writer {
@@ -69,13 +71,27 @@ impl Writer {
         };
         let json = event.to_json();
         tracing::debug!(correlation_id = %self.correlation_id, event = event.type_name(), "event");
-        if let Err(error) = self
-            .ws
-            .write_frame(Frame::text(Payload::Owned(json.into_bytes())))
-            .await
-        {
-            tracing::debug!(%error, "session socket write failed");
-            self.open = false;
+        self.write(Frame::text(Payload::Owned(json.into_bytes())))
+            .await;
+    }
+
+    /// Writes one frame within the write timeout; a failed or timed-out write marks the
+    /// socket gone, which ends the session.
+    async fn write(&mut self, frame: Frame<'_>) {
+        match tokio::time::timeout(self.write_timeout, self.ws.write_frame(frame)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
+                tracing::debug!(%error, "session socket write failed");
+                self.open = false;
+            }
+            Err(_) => {
+                tracing::info!(
+                    correlation_id = %self.correlation_id,
+                    timeout_seconds = self.write_timeout.as_secs_f64(),
+                    "stream client reads nothing: session ended, connection dropped"
+                );
+                self.open = false;
+            }
         }
     }
 
@@ -84,21 +100,15 @@ impl Writer {
         if !self.open {
             return;
         }
-        self.open = false;
         // A close reason is limited to 123 bytes.
         let reason: String = reason.chars().take(100).collect();
-        let _ = self
-            .ws
-            .write_frame(Frame::close(code, reason.as_bytes()))
-            .await;
+        self.write(Frame::close(code, reason.as_bytes())).await;
+        self.open = false;
     }
 
     async fn pong(&mut self, payload: Vec<u8>) {
         if self.open {
-            let frame = Frame::pong(Payload::Owned(payload));
-            if self.ws.write_frame(frame).await.is_err() {
-                self.open = false;
-            }
+            self.write(Frame::pong(Payload::Owned(payload))).await;
         }
     }
 }
@@ -126,6 +136,7 @@ pub(crate) fn split(
     mut ws: WebSocket<Io>,
     correlation_id: String,
     max_message_bytes: usize,
+    write_timeout: Duration,
 ) -> (mpsc::Receiver<InboundFrame>, Writer) {
     ws.set_auto_close(false);
     ws.set_auto_pong(false);
@@ -147,6 +158,7 @@ pub(crate) fn split(
         ws: write,
         correlation_id,
         open: true,
+        write_timeout,
     };
     (rx, writer)
 }

@@ -3,13 +3,39 @@
 use crate::common::{client, correlation_id, json, url, Form, Harness};
 use crate::ws::{connect_with, Auth};
 use attune_server::{logging, KeyStore, Scope};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::EnvFilter;
 
 /// Log output kept in memory.
 #[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
+pub(crate) struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Captured {
+    /// Everything logged so far.
+    pub(crate) fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+/// The log of this test binary from the first call on, at the most verbose level: one
+/// process-wide subscriber (the server logs from whichever runtime thread runs a
+/// connection), shared by every test that reads the log.
+pub(crate) fn capture() -> Captured {
+    static CAPTURED: OnceLock<Captured> = OnceLock::new();
+    CAPTURED
+        .get_or_init(|| {
+            let captured = Captured::default();
+            tracing::subscriber::set_global_default(logging::subscriber(
+                EnvFilter::new("attune_server=trace"),
+                captured.clone(),
+                false,
+            ))
+            .expect("no other test installs a subscriber");
+            captured
+        })
+        .clone()
+}
 
 impl std::io::Write for Captured {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
@@ -32,15 +58,7 @@ impl<'a> MakeWriter<'a> for Captured {
 
 #[tokio::test]
 async fn credentials_never_reach_the_logs() {
-    // The only subscriber of this test binary: process-wide, because the
-    // server logs from whichever runtime thread runs a connection.
-    let captured = Captured::default();
-    tracing::subscriber::set_global_default(logging::subscriber(
-        EnvFilter::new("attune_server=trace"),
-        captured.clone(),
-        false,
-    ))
-    .expect("no other test installs a subscriber");
+    let captured = capture();
 
     let harness = Harness::new().await;
     let key = harness.key("acme", &Scope::ALL).await;
@@ -142,7 +160,7 @@ async fn credentials_never_reach_the_logs() {
     assert_eq!(refused.status(), 401);
     server.shutdown().await;
 
-    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let logs = captured.text();
     // The capture worked: each request's line is there, with the client's
     // request id beside the correlation id, and the redacted headers.
     for (correlation_id, request_id) in &correlation_ids {

@@ -102,6 +102,8 @@ pub(crate) fn attune(store: &Path, args: &[&str]) -> Command {
 pub(crate) struct Serve {
     child: Child,
     base_url: String,
+    /// Everything the process logged so far.
+    log: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl Serve {
@@ -121,11 +123,17 @@ impl Serve {
             .expect("attune serve starts");
         let stderr = child.stderr.take().unwrap();
         let (addr_tx, addr_rx) = mpsc::channel();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let kept = std::sync::Arc::clone(&log);
         // Reads the log until the process ends, so it never blocks on a full
         // pipe; the `listening` line says which port port 0 became.
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
+                if let Ok(mut kept) = kept.lock() {
+                    kept.push_str(&line);
+                    kept.push('\n');
+                }
                 if let Some(rest) = line.split("listening addr=").nth(1) {
                     let addr = rest.split_whitespace().next().unwrap_or("").to_owned();
                     let _ = addr_tx.send(addr);
@@ -135,6 +143,7 @@ impl Serve {
         let mut serve = Serve {
             child,
             base_url: String::new(),
+            log,
         };
         let addr = addr_rx
             .recv_timeout(PATIENCE)
@@ -145,6 +154,11 @@ impl Serve {
 
     pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base_url)
+    }
+
+    /// What the process logged so far.
+    pub(crate) fn log(&self) -> String {
+        self.log.lock().map(|log| log.clone()).unwrap_or_default()
     }
 
     /// The server's process id.
