@@ -37,9 +37,12 @@ enum Route {
     StreamV1,
     /// `WS /v0/realtime/analyze`.
     Realtime,
+    /// `WS /v2/stream/analyze` with the credential as a browser sends it:
+    /// `Sec-WebSocket-Protocol: access_token, <credential>`.
+    BrowserStreamV2,
 }
 
-const ROUTES: [Route; 11] = [
+const ROUTES: [Route; 12] = [
     Route::V2Upload("inter-2"),
     Route::V2Upload("inter-2-audio"),
     Route::JobRead,
@@ -51,6 +54,7 @@ const ROUTES: [Route; 11] = [
     Route::StreamV2(Some("inter-2-audio")),
     Route::StreamV1,
     Route::Realtime,
+    Route::BrowserStreamV2,
 ];
 
 impl Route {
@@ -66,11 +70,15 @@ impl Route {
             Route::StreamV2(Some(model)) => format!("WS /v2/stream/analyze?model={model}"),
             Route::StreamV1 => "WS /v1/stream/analyze".into(),
             Route::Realtime => "WS /v0/realtime/analyze".into(),
+            Route::BrowserStreamV2 => "WS /v2/stream/analyze (subprotocol)".into(),
         }
     }
 
     fn is_socket(self) -> bool {
-        matches!(self, Route::StreamV2(_) | Route::StreamV1 | Route::Realtime)
+        matches!(
+            self,
+            Route::StreamV2(_) | Route::StreamV1 | Route::Realtime | Route::BrowserStreamV2
+        )
     }
 
     /// What a valid credential of `kind` holding `scopes` gets here, by the interface's
@@ -122,7 +130,7 @@ impl Route {
                     forbidden()
                 }
             }
-            Route::StreamV2(None) | Route::StreamV1 | Route::Realtime => {
+            Route::StreamV2(None) | Route::StreamV1 | Route::Realtime | Route::BrowserStreamV2 => {
                 if has(Scope::Stream) {
                     "ready".into()
                 } else {
@@ -240,8 +248,8 @@ async fn call_http(
     (outcome, format!("{headers}\n{text}"))
 }
 
-/// Opens one socket endpoint with `secret` in the `Authorization` header (the subprotocol
-/// form is covered by the WebSocket tests) and answers the outcome: `ready` (then closed
+/// Opens one socket endpoint with `secret` in the `Authorization` header (in the subprotocol
+/// pair for [`Route::BrowserStreamV2`]) and answers the outcome: `ready` (then closed
 /// gracefully), or `close <code> <error code>`; and the text of every event and close reason.
 async fn call_socket(
     server: &ServerHandle,
@@ -250,19 +258,27 @@ async fn call_socket(
 ) -> (String, String) {
     let echo = secret.map_or(String::new(), |s| format!("access_token={s}"));
     let path = match route {
-        Route::StreamV2(None) => format!("/v2/stream/analyze?{echo}"),
+        Route::StreamV2(None) | Route::BrowserStreamV2 => format!("/v2/stream/analyze?{echo}"),
         Route::StreamV2(Some(model)) => format!("/v2/stream/analyze?model={model}&{echo}"),
         Route::StreamV1 => format!("/v1/stream/analyze?{echo}"),
         Route::Realtime => format!("/v0/realtime/analyze?{echo}"),
         _ => unreachable!("HTTP routes are called by call_http"),
     };
     let auth = match secret {
+        Some(secret) if matches!(route, Route::BrowserStreamV2) => Auth::Subprotocol(secret),
         Some(secret) => Auth::Header(secret),
         None => Auth::Nothing,
     };
     let mut ws = connect(server, &path, auth).await;
+    // The browser form is acknowledged with `access_token` alone, never the credential.
+    if matches!(auth, Auth::Subprotocol(_)) && ws.protocol.as_deref() != Some("access_token") {
+        return (
+            format!("subprotocol answered {:?}", ws.protocol),
+            format!("{:?}", ws.protocol),
+        );
+    }
     let first = ws.event().await;
-    let mut seen = format!("{first:?}");
+    let mut seen = format!("{:?} {first:?}", ws.protocol);
     let outcome = match first {
         Some(event) if event["type"] == "session.ready" => {
             let (events, code) = ws.close_gracefully().await;
