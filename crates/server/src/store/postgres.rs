@@ -642,11 +642,12 @@ impl KeyStore for PgStore {
     fn find_key(&self, hash: KeyHash) -> StoreFuture<'_, Option<KeyRecord>> {
         self.errors.op("find_key").run(async move {
             let client = self.pool.get().await?;
+            // Prepared once per connection: every request looks its key up.
+            let statement = client
+                .prepare_cached(&format!("SELECT {KEY_COLUMNS} WHERE k.key_hash = $1"))
+                .await?;
             client
-                .query_opt(
-                    &format!("SELECT {KEY_COLUMNS} WHERE k.key_hash = $1"),
-                    &[&hash.as_bytes().as_slice()],
-                )
+                .query_opt(&statement, &[&hash.as_bytes().as_slice()])
                 .await?
                 .as_ref()
                 .map(key_record)
@@ -668,7 +669,16 @@ impl KeyStore for PgStore {
     fn account(&self, account_id: i64) -> StoreFuture<'_, Option<Account>> {
         self.errors.op("account").run(async move {
             let client = self.pool.get().await?;
-            account_by_id(&**client, account_id).await
+            // Prepared once per connection: every request reads its account.
+            let statement = client
+                .prepare_cached(&format!("SELECT {ACCOUNT_COLUMNS} WHERE id = $1"))
+                .await?;
+            client
+                .query_opt(&statement, &[&account_id])
+                .await?
+                .as_ref()
+                .map(account_record)
+                .transpose()
         })
     }
 
