@@ -126,7 +126,7 @@ impl Drop for RequestPermit {
                     };
                     if let Err(error) = released {
                         // It counts until this instance's lease lapses.
-                        tracing::warn!(%error, "request slot not released");
+                        tracing::warn!(%error, "request limit place not given back");
                     }
                 });
             }

@@ -450,7 +450,7 @@ async fn heartbeat(pool: Pool, instance_id: Arc<str>, lease: Duration) {
             Err(error) => tracing::error!(%error, "dead instances' jobs not swept"),
         }
         if let Err(error) = super::postgres_limits::sweep_slots(&pool, now_millis()).await {
-            tracing::error!(%error, "dead instances' request slots not swept");
+            tracing::error!(%error, "dead instances' request limit places not swept");
         }
     }
 }
