@@ -6,9 +6,9 @@
 //! instance) they are counted in this process's memory, which costs nothing
 //! per request. On a store shared by several instances
 //! ([`UsageStore::counts_requests`]) they are counted in the store, so the
-//! whole deployment shares each allowance: a slot held for a request or a
-//! session names the instance holding it and stops counting when that
-//! instance's lease lapses. The quotas (total and daily analysis seconds)
+//! whole deployment shares each allowance: a place held for a request or a
+//! session is counted on the holding instance's row and stops counting when
+//! that instance's lease lapses. The quotas (total and daily analysis seconds)
 //! and client-token budgets always live in the store.
 //!
 //! Requests per minute use the generic cell rate algorithm (GCRA): a burst of
@@ -67,8 +67,10 @@ enum Place {
     Request { account_id: i64 },
     /// A client token's session count in this process.
     Session { token_id: String },
-    /// A slot in the shared store.
-    Stored { slot: i64 },
+    /// An account's request counted in the shared store.
+    StoredRequest { account_id: i64 },
+    /// A client token's session counted in the shared store.
+    StoredSession { token_id: String },
 }
 
 /// Proof that a request or a session was admitted; dropping it (when the
@@ -101,20 +103,30 @@ impl Drop for RequestPermit {
                     }
                 }
             }
-            Place::Stored { slot } => {
+            Place::StoredRequest { .. } | Place::StoredSession { .. } => {
                 let (Some(store), Ok(runtime)) = (
                     self.limiter.shared.clone(),
                     tokio::runtime::Handle::try_current(),
                 ) else {
                     // Outside a runtime (a test, or the process ending): the
-                    // slot frees itself when this instance's lease lapses.
+                    // place frees itself when this instance's lease lapses.
                     return;
                 };
-                let slot = *slot;
+                let place =
+                    std::mem::replace(&mut self.place, Place::StoredRequest { account_id: 0 });
                 runtime.spawn(async move {
-                    if let Err(error) = store.release_slot(slot).await {
+                    let released = match &place {
+                        Place::StoredSession { token_id } => {
+                            store.close_token_session(token_id).await
+                        }
+                        Place::StoredRequest { account_id } => {
+                            store.release_request(*account_id).await
+                        }
+                        _ => Ok(()),
+                    };
+                    if let Err(error) = released {
                         // It counts until this instance's lease lapses.
-                        tracing::warn!(%error, "request slot not released");
+                        tracing::warn!(%error, "request limit place not given back");
                     }
                 });
             }
@@ -189,9 +201,11 @@ impl RequestLimiter {
             .await
             .map_err(|e| HttpError::new(store_unavailable(&e)))?;
         match outcome {
-            SlotOutcome::Taken(slot) => Ok(RequestPermit {
+            SlotOutcome::Taken => Ok(RequestPermit {
                 limiter: Arc::clone(self),
-                place: Place::Stored { slot },
+                place: Place::StoredRequest {
+                    account_id: account.id,
+                },
             }),
             SlotOutcome::Full(in_flight) => Err(too_many_requests(in_flight)),
             SlotOutcome::RateLimited(wait) => Err(rate_limited(
@@ -214,9 +228,11 @@ impl RequestLimiter {
                 .await
                 .map_err(|e| HttpError::new(store_unavailable(&e)))?;
             return match outcome {
-                SlotOutcome::Taken(slot) => Ok(RequestPermit {
+                SlotOutcome::Taken => Ok(RequestPermit {
                     limiter: Arc::clone(self),
-                    place: Place::Stored { slot },
+                    place: Place::StoredSession {
+                        token_id: token_id.to_owned(),
+                    },
                 }),
                 SlotOutcome::Full(_) | SlotOutcome::RateLimited(_) => Err(too_many_sessions(max)),
             };

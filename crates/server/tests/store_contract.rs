@@ -959,11 +959,8 @@ mod shared {
         assert_eq!(counts.get("find_key"), 0);
     }
 
-    fn taken(outcome: SlotOutcome) -> i64 {
-        match outcome {
-            SlotOutcome::Taken(slot) => slot,
-            other => panic!("expected a slot, got {other:?}"),
-        }
+    fn taken(outcome: SlotOutcome) {
+        assert_eq!(outcome, SlotOutcome::Taken);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -981,7 +978,7 @@ mod shared {
         let id = a.ensure_account("acme", limits).await.unwrap().id;
         let now = at(0).unix_millis();
         // Three in flight across A and B: the fourth is refused on either.
-        let first = taken(a.admit_request(id, limits, now).await.unwrap());
+        taken(a.admit_request(id, limits, now).await.unwrap());
         taken(a.admit_request(id, limits, now).await.unwrap());
         taken(b.admit_request(id, limits, now).await.unwrap());
         assert_eq!(
@@ -989,9 +986,9 @@ mod shared {
             SlotOutcome::Full(3)
         );
         // One answered on A frees a place for B: the minute's fourth request.
-        a.release_slot(first).await.unwrap();
-        let fourth = taken(b.admit_request(id, limits, now).await.unwrap());
-        b.release_slot(fourth).await.unwrap();
+        a.release_request(id).await.unwrap();
+        taken(b.admit_request(id, limits, now).await.unwrap());
+        b.release_request(id).await.unwrap();
         // The minute's allowance of 4 is used up across both: the fifth waits
         // one interval (60 s / 4), on A as on B, and counts against nothing.
         for store in [&a, &b] {
@@ -1013,18 +1010,23 @@ mod shared {
         else {
             return;
         };
-        let on_a = taken(a.open_token_session("tok_1", 2).await.unwrap());
-        let on_b = taken(b.open_token_session("tok_1", 2).await.unwrap());
+        taken(a.open_token_session("tok_1", 2).await.unwrap());
+        taken(b.open_token_session("tok_1", 2).await.unwrap());
         assert_eq!(
             a.open_token_session("tok_1", 2).await.unwrap(),
             SlotOutcome::Full(2)
         );
         // Another token has its own count.
         taken(a.open_token_session("tok_2", 1).await.unwrap());
-        b.release_slot(on_b).await.unwrap();
+        b.close_token_session("tok_1").await.unwrap();
         taken(a.open_token_session("tok_1", 2).await.unwrap());
-        a.release_slot(on_a).await.unwrap();
+        // A holds two now: closing one there frees a place for B.
+        a.close_token_session("tok_1").await.unwrap();
         taken(b.open_token_session("tok_1", 2).await.unwrap());
+        assert_eq!(
+            b.open_token_session("tok_1", 2).await.unwrap(),
+            SlotOutcome::Full(2)
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -112,17 +112,18 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE job_media ALTER COLUMN bytes SET STORAGE EXTERNAL;
     CREATE INDEX jobs_queued ON jobs(created_at, id) WHERE status = 'queued';",
     // 3: request limits for the whole deployment (see `postgres_limits`).
-    // A slot is one request in flight or one open client-token session,
-    // held by an instance: it counts while that instance's lease is live,
-    // so a killed instance's slots free themselves. `limit_rates` holds
-    // each account's GCRA arrival time.
-    "CREATE TABLE limit_slots (
-        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    // `limit_holds` counts, per subject (an account's requests in flight, a
+    // client token's open sessions) and per instance, the places held: they
+    // count while that instance's lease is live, so a killed instance's
+    // places free themselves. One row per subject and instance, updated in
+    // place (no index on `held`, so updates stay HOT and the table small).
+    // `limit_rates` holds each account's GCRA arrival time.
+    "CREATE TABLE limit_holds (
         subject TEXT NOT NULL,
-        instance_id TEXT NOT NULL
+        instance_id TEXT NOT NULL,
+        held BIGINT NOT NULL,
+        PRIMARY KEY (subject, instance_id)
     );
-    CREATE INDEX limit_slots_subject ON limit_slots(subject);
-    CREATE INDEX limit_slots_instance ON limit_slots(instance_id);
     CREATE TABLE limit_rates (
         subject TEXT PRIMARY KEY,
         next_arrival_ms BIGINT NOT NULL
@@ -130,17 +131,19 @@ const MIGRATIONS: &[&str] = &[
     CREATE FUNCTION attune_take_slot(
         p_subject TEXT, p_instance TEXT, p_now BIGINT, p_lease_now BIGINT, p_max BIGINT,
         p_interval BIGINT, p_tolerance BIGINT,
-        OUT slot BIGINT, OUT in_use BIGINT, OUT wait_ms BIGINT
+        OUT taken BOOLEAN, OUT in_use BIGINT, OUT wait_ms BIGINT
     ) LANGUAGE plpgsql AS $$
     DECLARE
         arrival BIGINT;
     BEGIN
+        taken := false;
         -- One admission per subject at a time, deployment-wide; each
         -- statement below then sees every earlier admission (READ COMMITTED
         -- takes a fresh snapshot per statement).
         PERFORM pg_advisory_xact_lock(hashtextextended(p_subject, 0));
-        SELECT count(*) INTO in_use FROM limit_slots s JOIN instances i ON i.id = s.instance_id
-            WHERE s.subject = p_subject AND i.lease_expires_at > p_lease_now;
+        SELECT COALESCE(sum(h.held), 0) INTO in_use FROM limit_holds h
+            JOIN instances i ON i.id = h.instance_id
+            WHERE h.subject = p_subject AND i.lease_expires_at > p_lease_now;
         IF p_max > 0 AND in_use >= p_max THEN
             RETURN;
         END IF;
@@ -155,8 +158,9 @@ const MIGRATIONS: &[&str] = &[
             INSERT INTO limit_rates (subject, next_arrival_ms) VALUES (p_subject, arrival + p_interval)
                 ON CONFLICT (subject) DO UPDATE SET next_arrival_ms = excluded.next_arrival_ms;
         END IF;
-        INSERT INTO limit_slots (subject, instance_id) VALUES (p_subject, p_instance)
-            RETURNING id INTO slot;
+        INSERT INTO limit_holds (subject, instance_id, held) VALUES (p_subject, p_instance, 1)
+            ON CONFLICT (subject, instance_id) DO UPDATE SET held = limit_holds.held + 1;
+        taken := true;
     END $$;",
 ];
 
@@ -320,7 +324,7 @@ impl PgStore {
             .await?;
         client
             .execute(
-                "DELETE FROM limit_slots WHERE instance_id = $1",
+                "DELETE FROM limit_holds WHERE instance_id = $1",
                 &[&&*self.instance_id],
             )
             .await?;
@@ -446,7 +450,7 @@ async fn heartbeat(pool: Pool, instance_id: Arc<str>, lease: Duration) {
             Err(error) => tracing::error!(%error, "dead instances' jobs not swept"),
         }
         if let Err(error) = super::postgres_limits::sweep_slots(&pool, now_millis()).await {
-            tracing::error!(%error, "dead instances' request slots not swept");
+            tracing::error!(%error, "dead instances' request limit places not swept");
         }
     }
 }
@@ -642,11 +646,12 @@ impl KeyStore for PgStore {
     fn find_key(&self, hash: KeyHash) -> StoreFuture<'_, Option<KeyRecord>> {
         self.errors.op("find_key").run(async move {
             let client = self.pool.get().await?;
+            // Prepared once per connection: every request looks its key up.
+            let statement = client
+                .prepare_cached(&format!("SELECT {KEY_COLUMNS} WHERE k.key_hash = $1"))
+                .await?;
             client
-                .query_opt(
-                    &format!("SELECT {KEY_COLUMNS} WHERE k.key_hash = $1"),
-                    &[&hash.as_bytes().as_slice()],
-                )
+                .query_opt(&statement, &[&hash.as_bytes().as_slice()])
                 .await?
                 .as_ref()
                 .map(key_record)
@@ -668,7 +673,16 @@ impl KeyStore for PgStore {
     fn account(&self, account_id: i64) -> StoreFuture<'_, Option<Account>> {
         self.errors.op("account").run(async move {
             let client = self.pool.get().await?;
-            account_by_id(&**client, account_id).await
+            // Prepared once per connection: every request reads its account.
+            let statement = client
+                .prepare_cached(&format!("SELECT {ACCOUNT_COLUMNS} WHERE id = $1"))
+                .await?;
+            client
+                .query_opt(&statement, &[&account_id])
+                .await?
+                .as_ref()
+                .map(account_record)
+                .transpose()
         })
     }
 
@@ -859,10 +873,16 @@ impl UsageStore for PgStore {
             ))
     }
 
-    fn release_slot(&self, slot: i64) -> StoreFuture<'_, ()> {
+    fn release_request(&self, account_id: i64) -> StoreFuture<'_, ()> {
         self.errors
-            .op("release_slot")
-            .run(super::postgres_limits::release_slot(self, slot))
+            .op("release_request")
+            .run(super::postgres_limits::release_request(self, account_id))
+    }
+
+    fn close_token_session<'a>(&'a self, token_id: &'a str) -> StoreFuture<'a, ()> {
+        self.errors
+            .op("close_token_session")
+            .run(super::postgres_limits::close_token_session(self, token_id))
     }
 }
 

@@ -299,7 +299,16 @@ impl JobStore for PgStore {
     fn job<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<JobRecord>> {
         self.errors.op("job").run(async move {
             let client = self.pool.get().await?;
-            job_by_id(&**client, id).await
+            // Prepared once per connection: job reads are the hottest query.
+            let statement = client
+                .prepare_cached(&format!("SELECT {JOB_COLUMNS} WHERE id = $1"))
+                .await?;
+            client
+                .query_opt(&statement, &[&id])
+                .await?
+                .as_ref()
+                .map(job_record)
+                .transpose()
         })
     }
 

@@ -128,7 +128,16 @@ impl TokenStore for PgStore {
     fn find_token(&self, hash: KeyHash) -> StoreFuture<'_, Option<TokenRecord>> {
         self.errors.op("find_token").run(async move {
             let client = self.pool.get().await?;
-            token_where(&**client, "t.token_hash = $1", &hash.as_bytes().as_slice()).await
+            // Prepared once per connection: every token request looks it up.
+            let statement = client
+                .prepare_cached(&format!("SELECT {TOKEN_COLUMNS} WHERE t.token_hash = $1"))
+                .await?;
+            client
+                .query_opt(&statement, &[&hash.as_bytes().as_slice()])
+                .await?
+                .as_ref()
+                .map(token_record)
+                .transpose()
         })
     }
 

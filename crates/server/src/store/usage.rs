@@ -31,9 +31,10 @@ pub enum QuotaOutcome {
 /// every instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SlotOutcome {
-    /// Admitted: the place is held until [`UsageStore::release_slot`] with
-    /// this id, or until the holding instance's lease lapses.
-    Taken(i64),
+    /// Admitted: the place is held until released
+    /// ([`UsageStore::release_request`], [`UsageStore::close_token_session`])
+    /// or until the holding instance's lease lapses.
+    Taken,
     /// The limit of places held at once is reached; this many are held.
     Full(u32),
     /// The requests-per-minute allowance is used up; the next request fits
@@ -99,10 +100,17 @@ pub trait UsageStore: Send + Sync {
         Box::pin(async { Err(not_counted()) })
     }
 
-    /// Gives back a place taken by [`UsageStore::admit_request`] or
-    /// [`UsageStore::open_token_session`].
-    fn release_slot(&self, slot: i64) -> StoreFuture<'_, ()> {
-        let _ = slot;
+    /// Gives back a place taken by [`UsageStore::admit_request`] on this
+    /// instance, when the request is answered.
+    fn release_request(&self, account_id: i64) -> StoreFuture<'_, ()> {
+        let _ = account_id;
+        Box::pin(async { Ok(()) })
+    }
+
+    /// Gives back a place taken by [`UsageStore::open_token_session`] on this
+    /// instance, when the session ends.
+    fn close_token_session<'a>(&'a self, token_id: &'a str) -> StoreFuture<'a, ()> {
+        let _ = token_id;
         Box::pin(async { Ok(()) })
     }
 }
