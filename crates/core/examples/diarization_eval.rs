@@ -118,7 +118,10 @@ fn speaker_models(f: &FrameFeatures) -> (Vec<(u8, f64, Vec<f64>, f64)>, Vec<f64>
         }
         for i in 0..dims {
             let m: f64 = xs.iter().map(|x| f64::from(x.0[i])).sum::<f64>() / n;
-            within[i] += xs.iter().map(|x| (f64::from(x.0[i]) - m).powi(2)).sum::<f64>();
+            within[i] += xs
+                .iter()
+                .map(|x| (f64::from(x.0[i]) - m).powi(2))
+                .sum::<f64>();
         }
         n_within += n;
     }
@@ -126,7 +129,10 @@ fn speaker_models(f: &FrameFeatures) -> (Vec<(u8, f64, Vec<f64>, f64)>, Vec<f64>
         .into_iter()
         .map(|(s, (n, sum, f0))| (s, n / 100.0, sum.iter().map(|v| v / n).collect(), f0 / n))
         .collect();
-    (models, within.iter().map(|w| w / n_within.max(1.0)).collect())
+    (
+        models,
+        within.iter().map(|w| w / n_within.max(1.0)).collect(),
+    )
 }
 
 /// Prints every pair of hypothesis speakers with the reference speaker each
@@ -135,7 +141,9 @@ fn speaker_models(f: &FrameFeatures) -> (Vec<(u8, f64, Vec<f64>, f64)>, Vec<f64>
 fn pairs(name: &str, f: &FrameFeatures, reference: Option<&[SpeakerSegment]>) {
     let (models, var) = speaker_models(f);
     let owner = |s: u8| -> String {
-        let Some(reference) = reference else { return "-".into() };
+        let Some(reference) = reference else {
+            return "-".into();
+        };
         let mut cover: std::collections::BTreeMap<&str, f64> = Default::default();
         for u in f.speech_units.iter().filter(|u| u.speaker == Some(s)) {
             for r in reference {
@@ -151,7 +159,9 @@ fn pairs(name: &str, f: &FrameFeatures, reference: Option<&[SpeakerSegment]>) {
             .map_or("?".into(), |c| c.0.to_string())
     };
     let dist = |a: &[f64], b: &[f64], first: usize| -> f64 {
-        let d: f64 = (first..a.len()).map(|i| (a[i] - b[i]).powi(2) / var[i].max(1e-9)).sum();
+        let d: f64 = (first..a.len())
+            .map(|i| (a[i] - b[i]).powi(2) / var[i].max(1e-9))
+            .sum();
         (d / (a.len() - first) as f64).sqrt()
     };
     let short = std::path::Path::new(name)
@@ -201,7 +211,14 @@ fn main() {
     calm.truncate((calm.len() / 80_000) * 80_000);
     calm.extend(speech("stressed"));
     count_speakers("calm then stressed (one voice)", &calm, 1);
-    for n in ["baseline", "hesitant", "rising", "stressed", "disengaged", "fillers"] {
+    for n in [
+        "baseline",
+        "hesitant",
+        "rising",
+        "stressed",
+        "disengaged",
+        "fillers",
+    ] {
         count_speakers(n, &speech(n), 1);
     }
     count_speakers("two_voices", &speech("two_voices"), 2);

@@ -790,7 +790,11 @@ fn pink_noise_at_20_db_snr_or_a_telephone_band_keeps_most_engagement_states() {
 #[ignore]
 fn robustness_dump() {
     for name in ["base", "phone", "pink20", "step8"] {
-        let windows = measure(&pcm(&format!("robustness/{name}.flac")), Turns::Tracker, &[]);
+        let windows = measure(
+            &pcm(&format!("robustness/{name}.flac")),
+            Turns::Tracker,
+            &[],
+        );
         let analysis = analyze_fixture(name);
         let mut analyzer = RuleAnalyzer::new(ModelParams::for_model(Model::Inter2));
         for (w, r) in windows.iter().zip(&analysis.windows) {

@@ -434,8 +434,8 @@ fn absorb_islands(blocks: &[Block], labels: &mut [usize], island_s: f64) {
             // fragment that takes over without a pause or hands back without one.
             let continuous = joined(&blocks[start - 1], &blocks[start])
                 || joined(&blocks[end - 1], &blocks[end]);
-            let continuous = continuous
-                && (start..end - 1).all(|i| joined(&blocks[i], &blocks[i + 1]));
+            let continuous =
+                continuous && (start..end - 1).all(|i| joined(&blocks[i], &blocks[i + 1]));
             if frames < max_frames && continuous {
                 let around = labels[end];
                 for l in &mut labels[start..end] {
