@@ -116,9 +116,9 @@ fn speaker_models(f: &FrameFeatures) -> (Vec<(u8, f64, Vec<f64>, f64)>, Vec<f64>
             }
             e.2 += f64::from(*f0);
         }
-        for i in 0..dims {
+        for (i, w) in within.iter_mut().enumerate() {
             let m: f64 = xs.iter().map(|x| f64::from(x.0[i])).sum::<f64>() / n;
-            within[i] += xs
+            *w += xs
                 .iter()
                 .map(|x| (f64::from(x.0[i]) - m).powi(2))
                 .sum::<f64>();

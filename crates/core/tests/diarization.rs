@@ -308,3 +308,32 @@ fn backchannels_are_short_flat_turns_and_counted_per_speaker() {
         agreeing.backchannel_count
     );
 }
+
+#[test]
+fn uploads_use_the_whole_file_labels_and_the_online_option_the_stream_ones() {
+    // c03: two female voices of one register. The online tracker hears one
+    // speaker; an upload clusters the whole file and reports both.
+    use attune_core::pipeline::{analyze_media_with, analyze_pcm, Diarization};
+    use attune_core::wire::Model;
+    let samples = read_wav(&format!(
+        "{}/conversations/c03_agreeing_f1_f2.wav",
+        fixtures()
+    ));
+    let duration = samples.len() as f64 / 16_000.0;
+    let speakers = |turns: &[features::Turn]| {
+        let mut ids: Vec<u8> = turns.iter().map(|t| t.speaker).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.len()
+    };
+    let upload = analyze_pcm(&samples, duration, Model::Inter2Audio);
+    assert_eq!(speakers(&upload.speaker_turns), 2);
+    let online = analyze_media_with(
+        &samples,
+        None,
+        duration,
+        Model::Inter2Audio,
+        Diarization::Online,
+    );
+    assert_eq!(speakers(&online.speaker_turns), 1);
+}

@@ -27,6 +27,11 @@
 //!   models are re-estimated from the result and the pass repeated. A unit
 //!   whose blocks go to different speakers is split there, so turn changes
 //!   without a pause are found to within a block.
+//! - **One voice, several registers.** Clusters close in spectral envelope
+//!   without pitch and tilt (`timbre_distance`) and less than a register
+//!   apart merge, and short runs inside another speaker's continuous speech
+//!   join it: a voice whose pitch and rate move with its state (stress)
+//!   stays one speaker, so its own baseline sees the change.
 
 use super::spectral::TIMBRE_DIMS;
 use super::{FrameFeatures, SpeechUnit, MAX_SPEAKERS};
@@ -37,8 +42,9 @@ const D: usize = TIMBRE_DIMS + 1;
 const PARAMS: f64 = (D + D * (D + 1) / 2) as f64;
 
 /// The tunable settings of [`diarize_with`]; [`Default`] is what
-/// [`super::diarize`] uses (chosen on the synthetic conversations c01-c08
-/// only, see `docs/EVALUATION.md`).
+/// [`super::diarize`] uses (the BIC and resegmentation settings chosen on
+/// the synthetic conversations c01-c08; the timbre merge and island length
+/// on the cluster distances listed in `docs/EVALUATION.md`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DiarizeParams {
     /// BIC penalty weight of the agglomerative clustering (1 is the
@@ -61,7 +67,7 @@ pub struct DiarizeParams {
     /// BIC penalty weight of a second clustering of the resegmented
     /// clusters, followed by another resegmentation (0: none).
     pub recluster_lambda: f64,
-    /// Clusters whose timbre distance ([`timbre_distance`]) is under this
+    /// Clusters whose timbre distance (`timbre_distance`) is under this
     /// are one voice and merge, last (0: none).
     pub timbre_merge: f64,
     /// Clusters with less voiced speech than this, seconds, merge into the
