@@ -222,6 +222,7 @@ pub fn analyze_bytes_with_progress(
         info.duration,
         options.model,
         audio_absent,
+        Diarization::WholeFile,
         progress,
     ))
 }
@@ -254,6 +255,20 @@ fn reject_silence(samples: &[f32]) -> Result<(), ServiceError> {
     Ok(())
 }
 
+/// How a file analysis attributes speech to speakers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Diarization {
+    /// Whole-file clustering of the speech units (`features::diarize`): a
+    /// file is held whole, so every unit is judged against models built
+    /// from all of it. What uploads use.
+    #[default]
+    WholeFile,
+    /// The online speaker tracker, as a stream hears the same audio: each
+    /// unit labelled from what came before it. For comparing a file with a
+    /// stream of it.
+    Online,
+}
+
 /// Analyzes decoded audio: mono PCM at 16 kHz, `duration` seconds of media
 /// (normally the container's duration; the PCM may be a few samples longer
 /// or shorter). For services that decode audio themselves.
@@ -269,7 +284,27 @@ pub fn analyze_media(
     duration: Seconds,
     model: Model,
 ) -> FileAnalysis {
-    analyze_media_with_progress(samples, video, duration, model, false, &mut |_| {})
+    analyze_media_with(samples, video, duration, model, Diarization::WholeFile)
+}
+
+/// [`analyze_media`] with the speaker attribution chosen: `Online` gives
+/// what a stream of the same audio reads.
+pub fn analyze_media_with(
+    samples: &[f32],
+    video: Option<&VisualTrack>,
+    duration: Seconds,
+    model: Model,
+    diarization: Diarization,
+) -> FileAnalysis {
+    analyze_media_with_progress(
+        samples,
+        video,
+        duration,
+        model,
+        false,
+        diarization,
+        &mut |_| {},
+    )
 }
 
 fn analyze_media_with_progress(
@@ -278,9 +313,13 @@ fn analyze_media_with_progress(
     duration: Seconds,
     model: Model,
     audio_absent: bool,
+    diarization: Diarization,
     progress: &mut dyn FnMut(Progress),
 ) -> FileAnalysis {
-    let frames = features::extract(samples);
+    let mut frames = features::extract(samples);
+    if diarization == Diarization::WholeFile {
+        features::diarize(&mut frames);
+    }
     progress(Progress::FeaturesExtracted);
     let params = ModelParams::for_model(model);
     let mut analyzer = RuleAnalyzer::new(params);

@@ -113,9 +113,9 @@ fn der_on_the_synthetic_conversations_stays_under_its_floor() {
         ));
     }
     assert!(on.rate() <= 0.30, "online DER {:.3} ({on:?})", on.rate());
-    // The target is 15 %; reached at 15.0 % (docs/EVALUATION.md).
+    // The target is 15 %; reached at 12.9 % (docs/EVALUATION.md).
     assert!(
-        off.rate() <= 0.155,
+        off.rate() <= 0.135,
         "whole-file DER {:.3} ({off:?})",
         off.rate()
     );
@@ -183,6 +183,38 @@ fn whole_file_units_tile_the_voiced_frames_in_order() {
             assert_eq!(s.speaker, u.speaker);
         }
     }
+}
+
+#[test]
+fn a_voice_whose_pitch_and_rate_move_with_its_state_stays_one_speaker() {
+    // The behaviour test's recording: one espeak-ng voice calm (read twice),
+    // then fast, 5 semitones higher and louder. Clustered on MFCC and F0
+    // the stressed part became a second speaker, so its own baseline
+    // restarted and the stress it carries was never judged against the calm.
+    let dir = format!("{}/speech", fixtures());
+    let mut samples = read_wav(&format!("{dir}/baseline.wav"));
+    samples.extend(samples.clone());
+    samples.truncate(samples.len() / 80_000 * 80_000);
+    samples.extend(read_wav(&format!("{dir}/stressed.wav")));
+    let mut f = features::extract(&samples);
+    features::diarize(&mut f);
+    assert_eq!(speaker_count(&f), 1);
+    // c07: M3 calm, M4 stressed later in the file: two speakers, not three.
+    let (reference, _, offline) = conversation("c07_stressed_m3_m4");
+    assert_eq!(speaker_count(&offline), 2);
+    let d = diarization_error_rate(&reference, &speaker_segments(&offline), COLLAR);
+    assert!(d.rate() <= 0.05, "c07: DER {:.3} ({d:?})", d.rate());
+}
+
+#[test]
+fn a_male_and_a_female_voice_on_a_telephone_band_stay_two_speakers() {
+    // The band squeezes the two envelopes together (timbre distance 0.34,
+    // under the merge threshold): the register guard keeps them apart.
+    let bytes = std::fs::read(format!("{}/robustness/phone.flac", fixtures())).expect("phone");
+    let samples = attune_media::decode_audio(&bytes).expect("flac").samples;
+    let mut f = features::extract(&samples);
+    features::diarize(&mut f);
+    assert_eq!(speaker_count(&f), 2);
 }
 
 #[test]
@@ -275,4 +307,33 @@ fn backchannels_are_short_flat_turns_and_counted_per_speaker() {
         neutral.backchannel_count,
         agreeing.backchannel_count
     );
+}
+
+#[test]
+fn uploads_use_the_whole_file_labels_and_the_online_option_the_stream_ones() {
+    // c03: two female voices of one register. The online tracker hears one
+    // speaker; an upload clusters the whole file and reports both.
+    use attune_core::pipeline::{analyze_media_with, analyze_pcm, Diarization};
+    use attune_core::wire::Model;
+    let samples = read_wav(&format!(
+        "{}/conversations/c03_agreeing_f1_f2.wav",
+        fixtures()
+    ));
+    let duration = samples.len() as f64 / 16_000.0;
+    let speakers = |turns: &[features::Turn]| {
+        let mut ids: Vec<u8> = turns.iter().map(|t| t.speaker).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.len()
+    };
+    let upload = analyze_pcm(&samples, duration, Model::Inter2Audio);
+    assert_eq!(speakers(&upload.speaker_turns), 2);
+    let online = analyze_media_with(
+        &samples,
+        None,
+        duration,
+        Model::Inter2Audio,
+        Diarization::Online,
+    );
+    assert_eq!(speakers(&online.speaker_turns), 1);
 }

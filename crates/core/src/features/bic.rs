@@ -27,6 +27,11 @@
 //!   models are re-estimated from the result and the pass repeated. A unit
 //!   whose blocks go to different speakers is split there, so turn changes
 //!   without a pause are found to within a block.
+//! - **One voice, several registers.** Clusters close in spectral envelope
+//!   without pitch and tilt (`timbre_distance`) and less than a register
+//!   apart merge, and short runs inside another speaker's continuous speech
+//!   join it: a voice whose pitch and rate move with its state (stress)
+//!   stays one speaker, so its own baseline sees the change.
 
 use super::spectral::TIMBRE_DIMS;
 use super::{FrameFeatures, SpeechUnit, MAX_SPEAKERS};
@@ -37,8 +42,9 @@ const D: usize = TIMBRE_DIMS + 1;
 const PARAMS: f64 = (D + D * (D + 1) / 2) as f64;
 
 /// The tunable settings of [`diarize_with`]; [`Default`] is what
-/// [`super::diarize`] uses (chosen on the synthetic conversations c01-c08
-/// only, see `docs/EVALUATION.md`).
+/// [`super::diarize`] uses (the BIC and resegmentation settings chosen on
+/// the synthetic conversations c01-c08; the timbre merge and island length
+/// on the cluster distances listed in `docs/EVALUATION.md`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DiarizeParams {
     /// BIC penalty weight of the agglomerative clustering (1 is the
@@ -61,6 +67,16 @@ pub struct DiarizeParams {
     /// BIC penalty weight of a second clustering of the resegmented
     /// clusters, followed by another resegmentation (0: none).
     pub recluster_lambda: f64,
+    /// Clusters whose timbre distance (`timbre_distance`) is under this
+    /// are one voice and merge, last (0: none).
+    pub timbre_merge: f64,
+    /// Clusters with less voiced speech than this, seconds, merge into the
+    /// cluster nearest in timbre, last (0: none).
+    pub min_cluster_s: f64,
+    /// A run of one speaker's blocks shorter than this, seconds of voiced
+    /// speech, without a pause inside it or on one of its sides, between two
+    /// runs of one other speaker, is given to that speaker (0: none).
+    pub island_s: f64,
 }
 
 impl Default for DiarizeParams {
@@ -74,6 +90,9 @@ impl Default for DiarizeParams {
             passes: 2,
             f0_weight: 1.0,
             recluster_lambda: 3.0,
+            timbre_merge: 0.4,
+            min_cluster_s: 0.0,
+            island_s: 0.5,
         }
     }
 }
@@ -382,8 +401,150 @@ pub fn diarize_with(features: &mut FrameFeatures, params: &DiarizeParams) {
         }
         labels = resegment(&blocks, &mut models, &pooled, tau, params);
     }
+    if params.timbre_merge > 0.0 || params.min_cluster_s > 0.0 {
+        labels = merge_by_timbre(&blocks, &labels, &pooled, params);
+    }
+    if params.island_s > 0.0 {
+        absorb_islands(&blocks, &mut labels, params.island_s);
+    }
     rebuild_units(features, &blocks, &labels);
     super::speakers::relabel_segments(features);
+}
+
+/// Longest silence between two blocks that still counts as "no pause",
+/// frames (a pause is at least 0.15 s, `summary::MIN_PAUSE_S`).
+const ISLAND_JOIN_FRAMES: u64 = 15;
+
+/// Gives short runs of one speaker inside another speaker's continuous
+/// speech to the surrounding speaker: a voice does not hand over and take
+/// back the floor within a fraction of a second without a pause, but a
+/// voice's own stressed or raised syllables can sit nearer another model.
+fn absorb_islands(blocks: &[Block], labels: &mut [usize], island_s: f64) {
+    let max_frames = (island_s / super::FRAME_SECONDS) as usize;
+    let joined = |a: &Block, b: &Block| -> bool {
+        match (a.frames.last(), b.frames.first()) {
+            (Some(&end), Some(&start)) => start.saturating_sub(end) <= ISLAND_JOIN_FRAMES,
+            _ => false,
+        }
+    };
+    let mut start = 0;
+    while start < blocks.len() {
+        let mut end = start + 1;
+        while end < blocks.len() && labels[end] == labels[start] {
+            end += 1;
+        }
+        // Run [start, end) of one label.
+        if start > 0 && end < blocks.len() && labels[start - 1] == labels[end] {
+            let frames: usize = blocks[start..end].iter().map(|b| b.frames.len()).sum();
+            // Joined to the surrounding speech on at least one side: a
+            // fragment that takes over without a pause or hands back without one.
+            let continuous = joined(&blocks[start - 1], &blocks[start])
+                || joined(&blocks[end - 1], &blocks[end]);
+            let continuous =
+                continuous && (start..end - 1).all(|i| joined(&blocks[i], &blocks[i + 1]));
+            if frames < max_frames && continuous {
+                let around = labels[end];
+                for l in &mut labels[start..end] {
+                    *l = around;
+                }
+            }
+        }
+        start = end;
+    }
+}
+
+/// First frame-vector dimension of the timbre distance: MFCC 2 (index 1).
+/// MFCC 1, the spectral tilt, moves with vocal effort (Sundberg & Nordenberg
+/// 2006: louder voice, flatter spectrum), so it reads behaviour, not voice.
+const TIMBRE_FIRST: usize = 1;
+
+/// Largest difference of mean F0 between two clusters that
+/// [`DiarizeParams::timbre_merge`] may join, semitones: raised pitch under
+/// arousal moves a voice by a few semitones (+5 for espeak-ng's `-p 80`
+/// stressed speech here; Scherer 2003 reports increases of that order), the
+/// registers of men's and women's voices lie about an octave apart.
+const MAX_MERGE_F0_ST: f64 = 8.0;
+
+/// Distance between two clusters' mean spectral envelopes, MFCC 2-13 without
+/// pitch, in units of the pooled within-unit standard deviation (root mean
+/// square over the dimensions). Pitch and tilt are left out: they carry the
+/// speaker's state as much as the speaker (raised pitch under stress,
+/// Scherer 2003), so a voice whose register moves stays near itself, while
+/// two voices of one register still differ in their envelope (formants).
+pub(crate) fn timbre_distance(a: &[f64], b: &[f64], pooled_var: &[f64]) -> f64 {
+    let dims = TIMBRE_DIMS - TIMBRE_FIRST;
+    let sum: f64 = (TIMBRE_FIRST..TIMBRE_DIMS)
+        .map(|i| (a[i] - b[i]).powi(2) / pooled_var[i].max(1e-9))
+        .sum();
+    (sum / dims as f64).sqrt()
+}
+
+/// Merges clusters closer in timbre than [`DiarizeParams::timbre_merge`],
+/// closest pair first, then clusters with under
+/// [`DiarizeParams::min_cluster_s`] of voiced speech into their nearest;
+/// returns the blocks' new labels.
+fn merge_by_timbre(
+    blocks: &[Block],
+    labels: &[usize],
+    pooled: &[f64; D * D],
+    params: &DiarizeParams,
+) -> Vec<usize> {
+    let k = labels.iter().copied().max().map_or(0, |m| m + 1);
+    let mut stats = vec![Stats::zero(); k];
+    for (b, &l) in blocks.iter().zip(labels) {
+        stats[l].add(&b.stats);
+    }
+    let pooled_var: Vec<f64> = (0..D).map(|i| pooled[i * D + i]).collect();
+    // target[l]: the cluster label l has merged into.
+    let mut target: Vec<usize> = (0..k).collect();
+    let mut alive: Vec<bool> = stats.iter().map(|s| s.n > 0.0).collect();
+    let min_frames = params.min_cluster_s / super::FRAME_SECONDS;
+    loop {
+        let live: Vec<usize> = (0..k).filter(|&i| alive[i]).collect();
+        if live.len() < 2 {
+            break;
+        }
+        let means: Vec<[f64; D]> = stats.iter().map(Stats::mean).collect();
+        let nearest = |i: usize| -> (usize, f64) {
+            live.iter()
+                .filter(|&&j| j != i)
+                .map(|&j| (j, timbre_distance(&means[i], &means[j], &pooled_var)))
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .unwrap_or((i, f64::INFINITY))
+        };
+        // Pairs a register apart never merge by timbre: a band-limited line
+        // (telephone) squeezes the envelopes of a man and a woman together.
+        let same_register = |i: usize, j: usize| -> bool {
+            params.f0_weight == 0.0
+                || ((means[i][TIMBRE_DIMS] - means[j][TIMBRE_DIMS]) / params.f0_weight).abs()
+                    < MAX_MERGE_F0_ST
+        };
+        let closest = live
+            .iter()
+            .flat_map(|&i| live.iter().map(move |&j| (i, j)))
+            .filter(|&(i, j)| i < j && same_register(i, j))
+            .map(|(i, j)| (i, j, timbre_distance(&means[i], &means[j], &pooled_var)))
+            .min_by(|a, b| a.2.total_cmp(&b.2));
+        let small = live
+            .iter()
+            .copied()
+            .filter(|&i| stats[i].n < min_frames)
+            .min_by(|&a, &b| stats[a].n.total_cmp(&stats[b].n));
+        let (gone, keep) = match (closest, small) {
+            (Some((i, j, d)), _) if d < params.timbre_merge => (j, i),
+            (_, Some(i)) => (i, nearest(i).0),
+            _ => break,
+        };
+        let g = std::mem::replace(&mut stats[gone], Stats::zero());
+        stats[keep].add(&g);
+        alive[gone] = false;
+        for t in &mut target {
+            if *t == gone {
+                *t = keep;
+            }
+        }
+    }
+    labels.iter().map(|&l| target[l]).collect()
 }
 
 /// Viterbi passes over the blocks, re-estimating `models` between them;

@@ -1,5 +1,5 @@
 use super::*;
-use crate::pipeline::analyze_pcm;
+use crate::pipeline::{analyze_media_with, Diarization};
 use crate::wire::AudioEncoding;
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -75,7 +75,15 @@ fn summary(windows: &[ClosedWindow]) -> Vec<WindowSummary> {
 fn raw_pcm_stream_matches_the_file_analysis_of_the_same_audio() {
     let (bytes, samples) = speech_pcm();
     let duration = samples.len() as f64 / 16_000.0;
-    let file = analyze_pcm(&samples, duration, Model::Inter2Audio);
+    // A stream hears each unit once, in order: the file analysis it must
+    // equal is the online one (uploads cluster the whole file instead).
+    let file = analyze_media_with(
+        &samples,
+        None,
+        duration,
+        Model::Inter2Audio,
+        Diarization::Online,
+    );
 
     let mut live = LiveAnalyzer::new(Model::Inter2Audio, Endpoint::StreamV2);
     live.set_audio_format(pcm16()).expect("16 kHz is allowed");
