@@ -68,14 +68,15 @@ fn scale(a: V3, k: f32) -> V3 {
 
 /// Yaw, pitch and roll of the head (see [`HeadPose`] for signs); `None` if the landmarks are
 /// degenerate (coincident points).
+///
+/// The face axes form a rotation matrix `R = [x y z]` (columns, camera coordinates), decomposed
+/// as `R = Rz(-roll) * Ry(yaw) * Rx(-pitch)`: roll is the outermost rotation, about the camera
+/// axis, so turning the picture in its plane changes roll alone and leaves yaw and pitch as they
+/// were (a nod of a tilted head is still pitch).
 pub fn head_pose(lm: &Landmarks) -> Option<HeadPose> {
-    let [x, _, z] = face_axes(lm)?;
-    // Forward (toward the camera) is -z.
-    let f = scale(z, -1.0);
-    let yaw = f[0].atan2(-f[2]).to_degrees();
-    let pitch = (-f[1])
-        .atan2((f[0] * f[0] + f[2] * f[2]).sqrt())
-        .to_degrees();
+    let [x, y, z] = face_axes(lm)?;
+    let yaw = x[2].clamp(-1.0, 1.0).asin().to_degrees();
+    let pitch = (-y[2]).atan2(z[2]).to_degrees();
     let roll = (-x[1]).atan2(x[0]).to_degrees();
     Some(HeadPose { yaw, pitch, roll })
 }

@@ -96,13 +96,16 @@ pub(crate) fn letterbox(img: &Image<'_>, size: usize) -> (Planar, f32, f32) {
     }
     let off_x = (pad_x * new_w as f64) as usize;
     let off_y = (pad_y * new_h as f64) as usize;
-    let square = Rgb8 {
-        w: new_w,
-        h: new_h,
-        data: Vec::new(),
+    let canvas = Canvas {
+        src: img.data,
+        w: img.width as usize,
+        h: img.height as usize,
+        cw: new_w,
+        ch: new_h,
+        off_x,
+        off_y,
     };
-    let square = square.with_pasted(img, off_x, off_y);
-    let resized = resize_antialiased(&square, size, size);
+    let resized = resize_antialiased(&canvas, size, size);
     let mut data = vec![0f32; 3 * size * size];
     for (i, px) in resized.chunks_exact(3).enumerate() {
         for c in 0..3 {
@@ -112,72 +115,89 @@ pub(crate) fn letterbox(img: &Image<'_>, size: usize) -> (Planar, f32, f32) {
     (Planar { size, data }, pad_x as f32, pad_y as f32)
 }
 
-struct Rgb8 {
+/// An RGB8 image on a larger black canvas, never materialized: a 1x10000 frame letterboxed to a
+/// square would otherwise allocate 300 MB of black.
+struct Canvas<'a> {
+    src: &'a [u8],
     w: usize,
     h: usize,
-    data: Vec<u8>,
+    cw: usize,
+    ch: usize,
+    off_x: usize,
+    off_y: usize,
 }
 
-impl Rgb8 {
-    fn with_pasted(mut self, img: &Image<'_>, x: usize, y: usize) -> Rgb8 {
-        self.data = vec![0u8; self.w * self.h * 3];
-        let (iw, ih) = (img.width as usize, img.height as usize);
-        for row in 0..ih {
-            let dst = ((y + row) * self.w + x) * 3;
-            self.data[dst..dst + iw * 3]
-                .copy_from_slice(&img.data[row * iw * 3..(row + 1) * iw * 3]);
-        }
-        self
+impl Canvas<'_> {
+    /// Canvas row `y - off_y` of the source padded to the canvas width (only for source rows).
+    fn padded_row(&self, row: usize) -> Vec<u8> {
+        let mut out = vec![0u8; self.cw * 3];
+        out[self.off_x * 3..(self.off_x + self.w) * 3]
+            .copy_from_slice(&self.src[row * self.w * 3..(row + 1) * self.w * 3]);
+        out
     }
 }
 
-/// Pillow's `resize(..., BILINEAR)`: a triangle filter widened by the downscale factor (so
-/// downscaling averages instead of aliasing), horizontal pass first, each pass rounded to u8.
-fn resize_antialiased(src: &Rgb8, out_w: usize, out_h: usize) -> Vec<u8> {
-    let horizontal = if out_w != src.w {
-        let (bounds, weights, k) = filter_coeffs(src.w, out_w);
-        let mut out = vec![0u8; out_w * src.h * 3];
-        for y in 0..src.h {
-            let row = &src.data[y * src.w * 3..(y + 1) * src.w * 3];
+/// Pillow's `resize(..., BILINEAR)` of the canvas: a triangle filter widened by the downscale
+/// factor (so downscaling averages instead of aliasing), horizontal pass first, each pass
+/// rounded to u8. Black canvas rows stay black through the horizontal pass, so only the
+/// source's rows are filtered.
+fn resize_antialiased(canvas: &Canvas<'_>, out_w: usize, out_h: usize) -> Vec<u8> {
+    // Horizontal pass over the source rows: `rows[r]` is canvas row `off_y + r`, `out_w` wide.
+    let row_w = if out_w != canvas.cw { out_w } else { canvas.cw };
+    let mut rows = vec![0u8; canvas.h * row_w * 3];
+    if out_w != canvas.cw {
+        let (bounds, weights, k) = filter_coeffs(canvas.cw, out_w);
+        for r in 0..canvas.h {
+            let row = &canvas.src[r * canvas.w * 3..(r + 1) * canvas.w * 3];
             for x in 0..out_w {
                 let (start, n) = bounds[x];
                 let ws = &weights[x * k..x * k + n];
                 for c in 0..3 {
+                    // Only the taps that land on source columns; the canvas around is black.
+                    let lo = canvas.off_x.max(start);
+                    let hi = (canvas.off_x + canvas.w).min(start + n);
                     let mut acc = 0.0f64;
-                    for (j, wgt) in ws.iter().enumerate() {
-                        acc += f64::from(row[(start + j) * 3 + c]) * wgt;
+                    for cx in lo..hi {
+                        acc += f64::from(row[(cx - canvas.off_x) * 3 + c]) * ws[cx - start];
                     }
-                    out[(y * out_w + x) * 3 + c] = clip8(acc);
+                    rows[(r * out_w + x) * 3 + c] = clip8(acc);
                 }
             }
         }
-        Rgb8 {
-            w: out_w,
-            h: src.h,
-            data: out,
-        }
     } else {
-        Rgb8 {
-            w: src.w,
-            h: src.h,
-            data: src.data.clone(),
+        for r in 0..canvas.h {
+            rows[r * row_w * 3..(r + 1) * row_w * 3].copy_from_slice(&canvas.padded_row(r));
         }
-    };
-    if out_h == horizontal.h {
-        return horizontal.data;
     }
-    let (bounds, weights, k) = filter_coeffs(horizontal.h, out_h);
-    let w = horizontal.w;
-    let mut out = vec![0u8; w * out_h * 3];
+    let source_row =
+        |y: usize| (y >= canvas.off_y && y < canvas.off_y + canvas.h).then(|| y - canvas.off_y);
+    let mut out = vec![0u8; row_w * out_h * 3];
+    if out_h == canvas.ch {
+        for y in 0..out_h {
+            if let Some(r) = source_row(y) {
+                out[y * row_w * 3..(y + 1) * row_w * 3]
+                    .copy_from_slice(&rows[r * row_w * 3..(r + 1) * row_w * 3]);
+            }
+        }
+        return out;
+    }
+    let (bounds, weights, k) = filter_coeffs(canvas.ch, out_h);
+    let mut acc = vec![0.0f64; row_w * 3];
     for y in 0..out_h {
         let (start, n) = bounds[y];
-        let ws = &weights[y * k..y * k + n];
-        for x in 0..w * 3 {
-            let mut acc = 0.0f64;
-            for (j, wgt) in ws.iter().enumerate() {
-                acc += f64::from(horizontal.data[(start + j) * w * 3 + x]) * wgt;
+        acc.iter_mut().for_each(|a| *a = 0.0);
+        for (j, wgt) in weights[y * k..y * k + n].iter().enumerate() {
+            if let Some(r) = source_row(start + j) {
+                for (a, &v) in acc
+                    .iter_mut()
+                    .zip(&rows[r * row_w * 3..(r + 1) * row_w * 3])
+                {
+                    *a += f64::from(v) * wgt;
+                }
             }
-            out[y * w * 3 + x] = clip8(acc);
+        }
+        for (o, a) in out[y * row_w * 3..(y + 1) * row_w * 3].iter_mut().zip(&acc) {
+            *o = clip8(*a);
         }
     }
     out
@@ -298,21 +318,47 @@ mod tests {
     fn downscale_matches_pillow() {
         // Expected values from Pillow 13: `Image.fromarray(a).resize((w, h), BILINEAR)`.
         let grey = |v: &[u8]| v.iter().flat_map(|&v| [v, v, v]).collect::<Vec<u8>>();
-        let src = Rgb8 {
-            w: 4,
-            h: 1,
-            data: grey(&[0, 0, 255, 255]),
+        let plain = |data, w, h| Canvas {
+            src: data,
+            w,
+            h,
+            cw: w,
+            ch: h,
+            off_x: 0,
+            off_y: 0,
         };
-        assert_eq!(resize_antialiased(&src, 2, 1), grey(&[36, 219]));
-        let row = [0u8, 10, 200, 30, 90, 255, 7];
-        let src = Rgb8 {
-            w: 7,
-            h: 5,
-            data: grey(&row.repeat(5)),
-        };
+        let src = grey(&[0, 0, 255, 255]);
         assert_eq!(
-            resize_antialiased(&src, 3, 2),
+            resize_antialiased(&plain(&src, 4, 1), 2, 1),
+            grey(&[36, 219])
+        );
+        let src = grey(&[0u8, 10, 200, 30, 90, 255, 7].repeat(5));
+        assert_eq!(
+            resize_antialiased(&plain(&src, 7, 5), 3, 2),
             grey(&[47, 96, 131, 47, 96, 131])
         );
+        // Letterboxed: a 2x1 white strip on top of a 2x2 black canvas, to 1x1 (Pillow: 128).
+        let src = grey(&[255, 255]);
+        let boxed = Canvas {
+            src: &src,
+            w: 2,
+            h: 1,
+            cw: 2,
+            ch: 2,
+            off_x: 0,
+            off_y: 0,
+        };
+        assert_eq!(resize_antialiased(&boxed, 1, 1), grey(&[128]));
+    }
+
+    #[test]
+    fn degenerate_frames_letterbox_without_huge_buffers() {
+        let tall = vec![200u8; 3 * 20_000];
+        let (t, _, _) = letterbox(&Image::new(1, 20_000, &tall).expect("image"), 128);
+        assert_eq!(t.data.len(), 3 * 128 * 128);
+        let (t, _, _) = letterbox(&Image::new(20_000, 1, &tall).expect("image"), 128);
+        assert_eq!(t.data.len(), 3 * 128 * 128);
+        let (t, _, _) = letterbox(&Image::new(1, 1, &[9, 9, 9]).expect("image"), 128);
+        assert!(t.data.iter().all(|v| v.is_finite()));
     }
 }
