@@ -40,6 +40,13 @@ fn faces(c: &mut Criterion) {
     let mesh = FaceMesh::new().expect("mesh");
     let found = detector.detect(&img).expect("detect");
     assert_eq!(found.len(), 1, "the bench frame has one face");
+    // The detector's own input size: no resampling to speak of, so the difference from
+    // detect_720p is the letterbox and resize.
+    let small = vec![90u8; 128 * 128 * 3];
+    let small = Image::new(128, 128, &small).expect("image");
+    c.bench_function("detect_128x128", |b| {
+        b.iter(|| detector.detect(black_box(&small)).expect("detect"))
+    });
     c.bench_function("detect_720p", |b| {
         b.iter(|| detector.detect(black_box(&img)).expect("detect"))
     });

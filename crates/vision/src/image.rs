@@ -152,15 +152,21 @@ fn resize_antialiased(canvas: &Canvas<'_>, out_w: usize, out_h: usize) -> Vec<u8
             for x in 0..out_w {
                 let (start, n) = bounds[x];
                 let ws = &weights[x * k..x * k + n];
-                for c in 0..3 {
-                    // Only the taps that land on source columns; the canvas around is black.
-                    let lo = canvas.off_x.max(start);
-                    let hi = (canvas.off_x + canvas.w).min(start + n);
-                    let mut acc = 0.0f64;
-                    for cx in lo..hi {
-                        acc += f64::from(row[(cx - canvas.off_x) * 3 + c]) * ws[cx - start];
+                // Only the taps that land on source columns; the canvas around is black.
+                let lo = canvas.off_x.max(start);
+                let hi = (canvas.off_x + canvas.w).min(start + n);
+                let mut acc = [ROUND; 3];
+                if lo < hi {
+                    let px = &row[(lo - canvas.off_x) * 3..(hi - canvas.off_x) * 3];
+                    for (p, &wgt) in px.chunks_exact(3).zip(&ws[lo - start..hi - start]) {
+                        acc[0] += i32::from(p[0]) * wgt;
+                        acc[1] += i32::from(p[1]) * wgt;
+                        acc[2] += i32::from(p[2]) * wgt;
                     }
-                    rows[(r * out_w + x) * 3 + c] = clip8(acc);
+                }
+                let o = (r * out_w + x) * 3;
+                for c in 0..3 {
+                    rows[o + c] = clip8(acc[c]);
                 }
             }
         }
@@ -182,17 +188,17 @@ fn resize_antialiased(canvas: &Canvas<'_>, out_w: usize, out_h: usize) -> Vec<u8
         return out;
     }
     let (bounds, weights, k) = filter_coeffs(canvas.ch, out_h);
-    let mut acc = vec![0.0f64; row_w * 3];
+    let mut acc = vec![ROUND; row_w * 3];
     for y in 0..out_h {
         let (start, n) = bounds[y];
-        acc.iter_mut().for_each(|a| *a = 0.0);
+        acc.iter_mut().for_each(|a| *a = ROUND);
         for (j, wgt) in weights[y * k..y * k + n].iter().enumerate() {
             if let Some(r) = source_row(start + j) {
                 for (a, &v) in acc
                     .iter_mut()
                     .zip(&rows[r * row_w * 3..(r + 1) * row_w * 3])
                 {
-                    *a += f64::from(v) * wgt;
+                    *a += i32::from(v) * wgt;
                 }
             }
         }
@@ -203,14 +209,21 @@ fn resize_antialiased(canvas: &Canvas<'_>, out_w: usize, out_h: usize) -> Vec<u8
     out
 }
 
-fn clip8(v: f64) -> u8 {
-    v.round().clamp(0.0, 255.0) as u8
+/// Half of the fixed-point unit: accumulators start here so the shift rounds to nearest.
+const ROUND: i32 = 1 << (PRECISION_BITS - 1);
+
+fn clip8(acc: i32) -> u8 {
+    (acc >> PRECISION_BITS).clamp(0, 255) as u8
 }
 
-/// Pillow's `precompute_coeffs` for the bilinear (triangle) filter: for each output index the
-/// first input index, the tap count, and normalized weights in rows of `k`.
+/// Pillow's fixed-point precision for 8-bit resampling (`PRECISION_BITS`).
+const PRECISION_BITS: u32 = 32 - 8 - 2;
+
+/// Pillow's `precompute_coeffs` + `normalize_coeffs_8bpc` for the bilinear (triangle) filter:
+/// for each output index the first input index, the tap count, and the normalized weights in
+/// fixed point (rows of `k`), so sums round exactly as Pillow's do.
 #[allow(clippy::type_complexity)]
-fn filter_coeffs(in_size: usize, out_size: usize) -> (Vec<(usize, usize)>, Vec<f64>, usize) {
+fn filter_coeffs(in_size: usize, out_size: usize) -> (Vec<(usize, usize)>, Vec<i32>, usize) {
     let scale = in_size as f64 / out_size as f64;
     let filterscale = scale.max(1.0);
     let support = filterscale; // the triangle filter's support is 1
@@ -237,7 +250,18 @@ fn filter_coeffs(in_size: usize, out_size: usize) -> (Vec<(usize, usize)>, Vec<f
         }
         bounds.push((xmin, n));
     }
-    (bounds, weights, k)
+    let one = f64::from(1u32 << PRECISION_BITS);
+    let fixed = weights
+        .iter()
+        .map(|&w| {
+            if w < 0.0 {
+                (-0.5 + w * one) as i32
+            } else {
+                (0.5 + w * one) as i32
+            }
+        })
+        .collect();
+    (bounds, fixed, k)
 }
 
 /// Samples the rotated rectangle centred at `(cx, cy)` (pixels) of size `rw` x `rh` turned by
