@@ -1,6 +1,6 @@
 //! The 468-point face mesh: region of interest from a detection, warp, inference, projection.
 
-use crate::detect::Face;
+use crate::detect::{BBox, Face};
 use crate::image::{warp_roi, Image};
 use crate::net::Net;
 use crate::VisionError;
@@ -37,6 +37,43 @@ impl Landmarks {
         let p = self.points.get(i)?;
         let (w, h) = (self.frame_width as f32, self.frame_height as f32);
         Some([p[0] * w, p[1] * h, p[2] * w])
+    }
+}
+
+impl Face {
+    /// The region the next frame's mesh should read, from this frame's landmarks: MediaPipe's
+    /// tracking path (`FaceLandmarksToRoi`), which spares running the detector on every frame.
+    /// The box encloses the landmarks; the rotation comes from the outer eye corners (33, 263),
+    /// standing in for the detector's eye keypoints. Score is the mesh's presence probability.
+    pub fn from_landmarks(lm: &Landmarks) -> Option<Face> {
+        let (mut xmin, mut ymin, mut xmax, mut ymax) = (f32::MAX, f32::MAX, f32::MIN, f32::MIN);
+        for p in &lm.points {
+            xmin = xmin.min(p[0]);
+            ymin = ymin.min(p[1]);
+            xmax = xmax.max(p[0]);
+            ymax = ymax.max(p[1]);
+        }
+        let (right_eye, left_eye) = (lm.points.get(33)?, lm.points.get(263)?);
+        let ok =
+            xmax > xmin && ymax > ymin && [xmin, ymin, xmax, ymax].iter().all(|v| v.is_finite());
+        ok.then(|| {
+            let mut keypoints = [[0.0; 2]; 6];
+            keypoints[0] = [right_eye[0], right_eye[1]];
+            keypoints[1] = [left_eye[0], left_eye[1]];
+            for (k, i) in [(2, 1), (3, 13), (4, 234), (5, 454)] {
+                keypoints[k] = [lm.points[i][0], lm.points[i][1]];
+            }
+            Face {
+                bbox: BBox {
+                    xmin,
+                    ymin,
+                    xmax,
+                    ymax,
+                },
+                score: lm.presence,
+                keypoints,
+            }
+        })
     }
 }
 

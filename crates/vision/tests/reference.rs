@@ -239,3 +239,53 @@ fn head_pose_follows_mirroring_and_rotation() {
         );
     }
 }
+
+#[test]
+fn tracking_from_the_previous_landmarks_finds_the_same_face() {
+    // A video pipeline detects once, then feeds each frame's landmarks back as the next ROI.
+    let m = models();
+    for name in [
+        "frames/astronaut.png",
+        "frames/astronaut_rot_p20.png",
+        "frames/cameraman.png",
+    ] {
+        let (w, h, rgb) = load_png(name);
+        let img = Image::new(w, h, &rgb).expect("image");
+        let face = &m.detector.detect(&img).expect("detect")[0];
+        let first = m
+            .mesh
+            .landmarks(&img, face)
+            .expect("mesh")
+            .expect("landmarks");
+        let roi = Face::from_landmarks(&first).expect("roi");
+        assert!(
+            roi.bbox.iou(&face.bbox) > 0.4,
+            "{name}: mesh box overlaps the detection"
+        );
+        let tracked = m
+            .mesh
+            .landmarks(&img, &roi)
+            .expect("mesh")
+            .expect("still a face");
+        // Over the face height (forehead 10 to chin 152), which a head turn does not shrink.
+        let height = {
+            let (a, b) = (first.pixel(10).expect("10"), first.pixel(152).expect("152"));
+            ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt()
+        };
+        let mean = (0..first.points.len())
+            .map(|i| {
+                let (a, b) = (
+                    first.pixel(i).expect("point"),
+                    tracked.pixel(i).expect("point"),
+                );
+                ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt() / height
+            })
+            .sum::<f32>()
+            / first.points.len() as f32;
+        println!("{name}: tracked landmarks move {mean:.4} face heights on a still frame");
+        assert!(
+            mean < 0.03,
+            "{name}: tracked landmarks drift {mean:.4} face heights"
+        );
+    }
+}
