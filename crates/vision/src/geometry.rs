@@ -7,7 +7,7 @@
 //!
 //! | measure | landmarks | source |
 //! |---|---|---|
-//! | [`HeadPose`] yaw, pitch, roll | cheeks 234/454, forehead 10, chin 152 | a face frame from the mesh's 3-D points (x: cheek to cheek, y: forehead to chin, z: their cross product), as in MediaPipe's face-geometry module; angles from its axes |
+//! | [`HeadPose`] yaw, pitch, roll | cheeks 234/454, forehead 10, chin 152 | a face frame from the mesh's 3-D points (x: cheek to cheek, y: forehead to chin, z: their cross product), Euler angles with roll outermost; a lighter stand-in for MediaPipe's face-geometry module (a Procrustes fit of its canonical face model) |
 //! | [`mouth_corner_lift`] (smile) | corners 61/291, lips 0/17 | mouth-corner height above the lip centre line, the geometric smile cue of FACS AU12 (lip corner puller) |
 //! | [`brow_raise`] | brows 105/334 (mid-brow), upper lids 159/386 | brow-to-upper-lid distance, FACS AU1+2 (raise) and AU4 (lowerer) move it |
 //! | [`eye_aspect_ratio`] | 33,160,158,133,153,144 and 362,385,387,263,373,380 | Soukupová and Čech, "Real-Time Eye Blink Detection using Facial Landmarks" (2016): eyelid opening over eye width, about 0.25-0.3 open, under 0.15 closed |

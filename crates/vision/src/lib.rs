@@ -29,6 +29,16 @@
 //!   rotated so the eyes are level (the angle of the line between the two eye keypoints), warps it
 //!   to 192x192 with bilinear sampling, maps pixels to [0, 1], and projects the 468 points back
 //!   through the same rotation; a face-presence score at or below 0.5 yields no landmarks.
+//!
+//! # Video
+//! For a sequence of frames, MediaPipe's face mesh graph runs the detector only until it has a
+//! face and then feeds each frame's landmarks back as the next frame's region
+//! ([`Face::from_landmarks`]), detecting again when the mesh's presence score drops (the mesh
+//! returns `None`). That halves the cost per frame (BENCHMARKS.md, "Faces"). Tracking identities
+//! across frames (which face is whose) is the caller's: match faces by box overlap.
+//!
+//! # Measures
+//! [`geometry`] documents each measure, the landmarks it uses and its source.
 #![forbid(unsafe_code)]
 
 mod detect;
