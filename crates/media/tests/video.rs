@@ -589,3 +589,47 @@ fn mjpeg_frames_without_huffman_tables_use_the_standard_ones() {
         / 19200.0;
     assert!(mean_error < 3.0, "mean luma error {mean_error}");
 }
+
+#[test]
+fn a_decode_budget_skips_to_the_next_key_frame_and_never_shows_a_broken_picture() {
+    for name in [
+        "mp4_h264_aac.mp4",
+        "webm_vp8_vorbis.webm",
+        "webm_vp9_opus.webm",
+    ] {
+        let full = decode_luma(&read(name), 160).unwrap();
+        let video = encoded_video(&read(name)).unwrap().unwrap();
+        let pixels_per_frame = 160.0 * 120.0;
+        // A 10 fps stream given 4 frames' worth a second of media.
+        let mut decoder = LumaDecoder::new(&video.codec, video.config.as_deref(), 160)
+            .unwrap()
+            .with_pixel_budget(4.0 * pixels_per_frame);
+        let mut shown = Vec::new();
+        for f in &video.frames {
+            shown.extend(decoder.decode_frame(f));
+        }
+        shown.extend(decoder.finish());
+        assert!(decoder.over_budget() > 0, "{name}");
+        assert!(!shown.is_empty(), "{name}");
+        assert!(
+            shown.len() + decoder.over_budget() <= video.frames.len(),
+            "{name}"
+        );
+        // What is decoded is whole: the same picture as an unbudgeted decode at that time.
+        for p in &shown {
+            let same = full.frames.iter().find(|f| f.pts == p.pts).unwrap();
+            assert_eq!(p, same, "{name} at {}", p.pts);
+        }
+        // Plenty of budget: nothing skipped.
+        let mut decoder = LumaDecoder::new(&video.codec, video.config.as_deref(), 160)
+            .unwrap()
+            .with_pixel_budget(30.0 * pixels_per_frame);
+        let n = video
+            .frames
+            .iter()
+            .filter(|f| decoder.decode_frame(f).is_some())
+            .count()
+            + decoder.finish().len();
+        assert_eq!((n, decoder.over_budget()), (full.frames.len(), 0), "{name}");
+    }
+}

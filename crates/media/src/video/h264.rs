@@ -127,12 +127,15 @@ impl H264Decoder {
     fn decode_annex_b(&mut self, annex_b: &[u8], want: Option<Want>) -> Result<Pic, FrameError> {
         let decoder = &mut self.decoder;
         let outcome = crate::guard::catch(|| match decoder.decode(annex_b) {
-            Ok(Some(picture)) => match want {
-                Some(want) => convert(&picture_yuv(&picture), want)
-                    .map(|c| Pic::Out(Some(c)))
-                    .ok_or(FrameError::Corrupt),
-                None => Ok(Pic::Out(None)),
-            },
+            Ok(Some(picture)) => {
+                let (w, h) = picture.dimensions();
+                match want {
+                    Some(want) => convert(&picture_yuv(&picture), want)
+                        .map(|c| Pic::Out(w * h, Some(c)))
+                        .ok_or(FrameError::Corrupt),
+                    None => Ok(Pic::Out(w * h, None)),
+                }
+            }
             Ok(None) => Ok(Pic::Held),
             Err(_) => Err(FrameError::Corrupt),
         });

@@ -19,8 +19,9 @@ const MAX_SIDE: usize = 4096;
 /// APP0 with the `AVI1` identifier: the MJPEG convention for "standard Huffman tables".
 const APP0_AVI1: [u8; 9] = [0xff, 0xe0, 0x00, 0x07, b'A', b'V', b'I', b'1', 0];
 
-/// Decodes one JPEG frame as `want` says; `None` for a frame that does not decode.
-pub(crate) fn decode(data: &[u8], want: Want) -> Option<Converted> {
+/// Decodes one JPEG frame as `want` says, with the picture's pixel count; `None` for a frame
+/// that does not decode.
+pub(crate) fn decode(data: &[u8], want: Want) -> Option<(usize, Converted)> {
     let patched;
     let jpeg = if data.starts_with(&[0xff, 0xd8]) && !has_huffman_tables(data) {
         patched = [&data[..2], &APP0_AVI1[..], &data[2..]].concat();
@@ -49,7 +50,7 @@ pub(crate) fn decode(data: &[u8], want: Want) -> Option<Converted> {
             return None;
         }
         let luma = downscale(&pixels, width, width, height, want.luma_width)?;
-        return Some(Converted { luma, rgb: None });
+        return Some((area, Converted { luma, rgb: None }));
     };
     if pixels.len() != area.checked_mul(3)? {
         return None;
@@ -80,10 +81,13 @@ pub(crate) fn decode(data: &[u8], want: Want) -> Option<Converted> {
         height: u32::try_from(oh).ok()?,
         data,
     };
-    Some(Converted {
-        luma,
-        rgb: Some(rgb),
-    })
+    Some((
+        area,
+        Converted {
+            luma,
+            rgb: Some(rgb),
+        },
+    ))
 }
 
 /// Whether a JPEG defines Huffman tables (a `DHT` segment) before its first scan.

@@ -307,8 +307,8 @@ enum Inner {
 pub(crate) enum Pic {
     /// No picture came out (held for reordering, or a hidden frame).
     Held,
-    /// A picture came out; converted when it was wanted.
-    Out(Option<yuv::Converted>),
+    /// A picture of this many pixels came out; converted when it was wanted.
+    Out(usize, Option<yuv::Converted>),
 }
 
 /// An RGB8 picture, for models that need colour (faces).
@@ -641,7 +641,6 @@ impl LumaDecoder {
         if let Some(s) = self.sampler.as_mut() {
             s.mark(pts);
         }
-        self.frame_pixels = f64::from(c.luma.width) * f64::from(c.luma.height);
         Some(picture_at(pts, c))
     }
 
@@ -676,7 +675,10 @@ impl LumaDecoder {
                     return None;
                 };
                 match mjpeg::decode(data, want) {
-                    Some(c) => self.shown(pts, Some(c)),
+                    Some((pixels, c)) => {
+                        self.frame_pixels = pixels as f64;
+                        self.shown(pts, Some(c))
+                    }
                     None => {
                         self.skipped += 1;
                         None
@@ -694,8 +696,14 @@ impl LumaDecoder {
                         None
                     }
                     Ok(Pic::Held) => None,
-                    Ok(Pic::Out(_)) if !presented => None,
-                    Ok(Pic::Out(picture)) => self.shown(pts, picture),
+                    Ok(Pic::Out(pixels, _)) if !presented => {
+                        self.frame_pixels = pixels as f64;
+                        None
+                    }
+                    Ok(Pic::Out(pixels, picture)) => {
+                        self.frame_pixels = pixels as f64;
+                        self.shown(pts, picture)
+                    }
                 }
             }
             Inner::H264(decoder) => {
@@ -729,7 +737,8 @@ impl LumaDecoder {
                         }
                         None
                     }
-                    Ok(Pic::Out(picture)) => {
+                    Ok(Pic::Out(pixels, picture)) => {
+                        self.frame_pixels = pixels as f64;
                         let (pts, shown) = if decoder.reorder_free() {
                             // Without reordering the picture is this frame's; anything still
                             // pending never produced one.

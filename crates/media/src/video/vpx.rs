@@ -74,27 +74,30 @@ fn decode_vp8(d: &mut Vp8Decoder, data: &[u8], want: Option<Want>) -> Result<Pic
         let [y, u, v] = &frame.planes[..] else {
             return Err(());
         };
-        out = Pic::Out(match want {
-            None => None,
-            Some(want) => Some(
-                convert(
-                    &Yuv {
-                        width: frame.width as usize,
-                        height: frame.height as usize,
-                        y: &y.data,
-                        y_stride: y.stride,
-                        u: &u.data,
-                        v: &v.data,
-                        uv_stride: u.stride.min(v.stride),
-                        shift_x: 1,
-                        shift_y: 1,
-                        full_range: false,
-                    },
-                    want,
-                )
-                .ok_or(())?,
-            ),
-        });
+        out = Pic::Out(
+            frame.width as usize * frame.height as usize,
+            match want {
+                None => None,
+                Some(want) => Some(
+                    convert(
+                        &Yuv {
+                            width: frame.width as usize,
+                            height: frame.height as usize,
+                            y: &y.data,
+                            y_stride: y.stride,
+                            u: &u.data,
+                            v: &v.data,
+                            uv_stride: u.stride.min(v.stride),
+                            shift_x: 1,
+                            shift_y: 1,
+                            full_range: false,
+                        },
+                        want,
+                    )
+                    .ok_or(())?,
+                ),
+            },
+        );
     }
     Ok(out)
 }
@@ -115,8 +118,9 @@ fn decode_vp9(d: &mut Vp9Decoder, data: &[u8], want: Option<Want>) -> Result<Pic
     let Some(frame) = shown else {
         return if failed { Err(()) } else { Ok(Pic::Held) };
     };
+    let pixels = frame.width as usize * frame.height as usize;
     let Some(want) = want else {
-        return Ok(Pic::Out(None));
+        return Ok(Pic::Out(pixels, None));
     };
     // High bit depth (profiles 2 and 3) comes as 16-bit samples: not what a browser sends, and
     // not worth a second conversion path.
@@ -135,7 +139,9 @@ fn decode_vp9(d: &mut Vp9Decoder, data: &[u8], want: Option<Want>) -> Result<Pic
         shift_y: frame.subsampling_y.min(1),
         full_range: false,
     };
-    convert(&pic, want).map(|c| Pic::Out(Some(c))).ok_or(())
+    convert(&pic, want)
+        .map(|c| Pic::Out(pixels, Some(c)))
+        .ok_or(())
 }
 
 /// Whether a VP8 key frame declares a picture over [`MAX_PIXELS`] (RFC 6386 9.1: a 3-byte
@@ -191,7 +197,7 @@ mod tests {
                 &[0x82, 0x49, 0x83],
                 &[0],
             ] {
-                assert!(!matches!(d.decode(bytes, None), Ok(Pic::Out(_))));
+                assert!(!matches!(d.decode(bytes, None), Ok(Pic::Out(..))));
             }
         }
     }
