@@ -633,3 +633,118 @@ fn a_decode_budget_skips_to_the_next_key_frame_and_never_shows_a_broken_picture(
         assert_eq!((n, decoder.over_budget()), (full.frames.len(), 0), "{name}");
     }
 }
+
+/// The face animation of `tests/fixtures/faces/video` in each codec.
+const FACE_VIDEOS: [&str; 3] = [
+    "faces/video/astronaut_h264.mp4",
+    "faces/video/astronaut_vp8.webm",
+    "faces/video/astronaut_vp9.webm",
+];
+
+fn mean(data: &[u8]) -> f64 {
+    data.iter().map(|&v| f64::from(v)).sum::<f64>() / data.len() as f64
+}
+
+#[test]
+fn the_face_videos_decode_to_every_scripted_frame_in_colour() {
+    let truth: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures_dir().join("faces/video/events.json")).unwrap(),
+    )
+    .unwrap();
+    let count = truth["frame_count"].as_u64().unwrap() as usize;
+    for name in FACE_VIDEOS {
+        let all = pictures_at(name, 320, Some(320), None);
+        assert_eq!(all.len(), count, "{name}");
+        for (i, p) in all.iter().enumerate() {
+            assert!(
+                (p.luma.pts - i as f64 / 10.0).abs() < 0.01,
+                "{name}: frame {i}"
+            );
+            assert_eq!((p.luma.width, p.luma.height), (320, 240), "{name}");
+            let rgb = p.rgb.as_ref().unwrap();
+            assert_eq!((rgb.width, rgb.height), (320, 240), "{name}");
+            assert_eq!(rgb.data.len(), 320 * 240 * 3, "{name}");
+        }
+        // The analysis rate: 5 of the 10 frames a second.
+        assert_eq!(
+            pictures_at(name, 160, Some(160), Some(5.0)).len(),
+            count / 2,
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn the_face_animation_has_the_same_brightness_in_every_codec() {
+    let decoded: Vec<Vec<VideoPicture>> = FACE_VIDEOS
+        .iter()
+        .map(|name| pictures_at(name, 160, Some(80), None))
+        .collect();
+    for (name, other) in FACE_VIDEOS.iter().zip(&decoded).skip(1) {
+        assert_eq!(other.len(), decoded[0].len(), "{name}");
+        // Pictures are in the right order (H.264 here has B-frames, so they leave the decoder
+        // reordered): each is closer to the other codec's picture of the same time than to its
+        // neighbours'.
+        let distance = |shift: usize| -> f64 {
+            (1..other.len() - 1)
+                .map(|i| mean_abs_diff(&decoded[0][i].luma, &other[i + shift - 1].luma))
+                .sum()
+        };
+        assert!(
+            distance(1) < distance(0).min(distance(2)),
+            "{name}: frames out of order"
+        );
+        let mut worst_mean = 0.0f64;
+        let mut worst_pixels = 0.0f64;
+        for (a, b) in decoded[0].iter().zip(other) {
+            worst_mean = worst_mean.max((mean(&a.luma.data) - mean(&b.luma.data)).abs());
+            worst_pixels = worst_pixels.max(mean_abs_diff(&a.luma, &b.luma));
+            // Colour too: the RGB means agree channel by channel.
+            let (ra, rb) = (a.rgb.as_ref().unwrap(), b.rgb.as_ref().unwrap());
+            for c in 0..3 {
+                let ma = mean(
+                    &ra.data
+                        .iter()
+                        .skip(c)
+                        .step_by(3)
+                        .copied()
+                        .collect::<Vec<_>>(),
+                );
+                let mb = mean(
+                    &rb.data
+                        .iter()
+                        .skip(c)
+                        .step_by(3)
+                        .copied()
+                        .collect::<Vec<_>>(),
+                );
+                assert!(
+                    (ma - mb).abs() < 3.0,
+                    "{name} at {}: channel {c}",
+                    a.luma.pts
+                );
+            }
+        }
+        eprintln!(
+            "{name}: worst |mean luma diff| {worst_mean:.2}, worst mean |dY| {worst_pixels:.2}"
+        );
+        assert!(worst_mean < 1.5, "{name}: {worst_mean:.2}");
+        assert!(worst_pixels < MAX_CODEC_DIFF, "{name}: {worst_pixels:.2}");
+    }
+}
+
+fn pictures_at(
+    name: &str,
+    luma_width: u32,
+    rgb_width: Option<u32>,
+    sample_fps: Option<f64>,
+) -> Vec<VideoPicture> {
+    let mut out = Vec::new();
+    let options = PictureOptions {
+        luma_width,
+        rgb_width,
+        sample_fps,
+    };
+    decode_pictures_each(&read(name), options, |p| out.push(p)).unwrap();
+    out
+}

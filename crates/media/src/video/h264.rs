@@ -8,7 +8,7 @@
 //! OpenH264 checks every SPS against the largest level's frame size (level 5.2: 36 864
 //! macroblocks, e.g. 4096x2304), which bounds the memory one decoder can take.
 
-use openh264::decoder::{Decoder, DecoderConfig};
+use openh264::decoder::{Decoder, DecoderConfig, Flush};
 use openh264::formats::YUVSource;
 use openh264::OpenH264API;
 
@@ -175,7 +175,12 @@ impl H264Decoder {
 }
 
 fn new_decoder() -> Result<Decoder, openh264::Error> {
-    Decoder::with_api_config(OpenH264API::from_source(), DecoderConfig::new())
+    // The wrapper's default flushes the reorder buffer after every access unit, which breaks
+    // streams with B-frames (High and Main profile, what cameras and libx264 write): every frame
+    // after the first few then fails. Pictures leave in order instead, and `flush` takes the
+    // last ones at the end.
+    let config = DecoderConfig::new().flush_after_decode(Flush::NoFlush);
+    Decoder::with_api_config(OpenH264API::from_source(), config)
 }
 
 /// A decoded picture's planes (OpenH264 gives 8-bit 4:2:0, studio range).
