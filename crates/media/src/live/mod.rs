@@ -181,8 +181,9 @@ pub struct LiveReader {
 
 /// Live pixel decoding: what each sampled picture gives and the decode budget.
 ///
-/// Pixels come from Matroska/WebM streams (what browsers record: VP8, VP9, H.264); other
-/// containers keep giving frame timing and sizes only.
+/// Pixels come from continuous Matroska/WebM streams (what browsers record: VP8, VP9, H.264);
+/// self-contained segments and other containers keep giving frame timing and sizes only. Each
+/// file of the stream has its own decoder and budget (a MediaRecorder recording is one file).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LivePixels {
     /// Luma width, RGB width and sampling rate of the pictures handed out.
@@ -194,10 +195,11 @@ pub struct LivePixels {
 }
 
 impl LivePixels {
-    /// The default budget: a 1280x720 stream at 30 fps, what a webcam sends at most in a
-    /// browser call, decodes whole; a larger or faster one is thinned to key frames. On one core
-    /// that is about [`Self::DEFAULT_BUDGET`] / 30 / (1280 * 720) = 1 720p frame per 33 ms of
-    /// media, of which decoding takes about 3 ms (BENCHMARKS.md): about ten such sessions a core.
+    /// The default budget: a 1280x720 stream at 30 fps, the most a webcam sends in a browser
+    /// call, decodes whole; a larger or faster one is thinned to key frames. Decoding that much
+    /// takes, per second of media on one core, about 0.28 s for H.264, 0.17 s for VP9 and 0.45 s
+    /// for VP8 (BENCHMARKS.md, "Video decode"), so two cores hold about 7 such H.264 sessions, 11
+    /// VP9 or 4 VP8 (browsers' 640x480 default takes a third of that).
     pub const DEFAULT_BUDGET: f64 = 1280.0 * 720.0 * 30.0;
 }
 

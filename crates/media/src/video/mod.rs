@@ -346,8 +346,9 @@ struct Sampler {
 
 impl Sampler {
     fn due(&self, pts: f64) -> bool {
-        // A thousandth of a frame's slack so that 30 fps sampled at 10 fps takes every third.
-        pts >= self.next - self.interval * 1e-3
+        // A thousandth of a frame's slack so that 30 fps sampled at 10 fps takes every third;
+        // a picture well before the last one taken means the clock jumped back: take it.
+        pts >= self.next - self.interval * 1e-3 || pts < self.next - 2.0 * self.interval
     }
 
     fn mark(&mut self, pts: f64) {
@@ -812,7 +813,31 @@ mod tests {
     #[test]
     fn a_decoder_can_move_to_another_thread() {
         fn send<T: Send>(_: &T) {}
-        send(&LumaDecoder::new(&Codec::H264, None, 160).unwrap());
+        for codec in [Codec::H264, Codec::Vp8, Codec::Vp9, Codec::Mjpeg] {
+            send(&LumaDecoder::new(&codec, None, 160).unwrap());
+        }
+    }
+
+    #[test]
+    fn the_sampler_takes_the_first_picture_of_each_tick() {
+        let mut s = Sampler {
+            interval: 0.2,
+            next: f64::NEG_INFINITY,
+        };
+        let mut taken = Vec::new();
+        // 30 fps for one second, sampled at 5 fps.
+        for i in 0..30 {
+            let pts = f64::from(i) / 30.0;
+            if s.due(pts) {
+                s.mark(pts);
+                taken.push(i);
+            }
+        }
+        assert_eq!(taken, [0, 6, 12, 18, 24]);
+        // A jump back of the clock restarts the grid there.
+        assert!(s.due(0.1));
+        s.mark(0.1);
+        assert!(!s.due(0.2) && s.due(0.3));
     }
 
     #[test]
