@@ -95,6 +95,12 @@ pub(crate) enum Event {
     },
     /// How the file's first audio track decodes; comes before its first packet.
     AudioSetup(AudioSetup),
+    /// The codec of the file's first video track and its configuration record, from demuxers
+    /// whose frames carry their bytes in a stream (Matroska/WebM); after the header.
+    VideoSetup {
+        codec: crate::info::Codec,
+        config: Option<Vec<u8>>,
+    },
     /// One packet of the first audio track.
     Audio(Packet),
     /// One frame of the first video track, `pts` on the file's clock, with its bytes when the
@@ -159,6 +165,7 @@ pub(crate) mod testing {
                 Event::Audio(p) => out.audio.push((p.data, p.trim_end)),
                 Event::Video(f, _) => out.video.push((f.pts.to_bits(), f.size, f.keyframe)),
                 Event::Problem(p) => out.problems.push(p.to_string()),
+                Event::VideoSetup { .. } => {}
                 Event::NewFile => out.problems.push("a new file".into()),
             }
         }

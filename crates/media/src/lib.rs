@@ -17,8 +17,9 @@
 //! Audio codecs: AAC-LC, MP3, MP2, FLAC, Vorbis, ALAC and PCM (8/16/24/32-bit integer, 32/64-bit
 //! float) through Symphonia 0.6; Opus through `opus-pure`, which decodes like libopus. Video is
 //! listed frame by frame ([`video_frames`]) for every container; H.264 (openh264, built from its
-//! bundled source) and MJPEG (zune-jpeg) are also decoded to downscaled luma planes
-//! ([`video::decode_luma`]); VP8, VP9, MPEG-4 part 2 and MPEG-2 give frame timing and sizes only.
+//! bundled source), VP8 (oximedia-codec), VP9 (rusty_vp9) and MJPEG (zune-jpeg) are also decoded
+//! to downscaled luma planes and, on request, RGB8 pictures ([`video::decode_luma`],
+//! [`video::decode_pictures_each`]); MPEG-4 part 2 and MPEG-2 give frame timing and sizes only.
 //!
 //! Timing: sample 0 of [`decode_audio`] and `pts` 0 of [`video_frames`] are both media time 0,
 //! the container's presentation origin (MP4 edit lists applied; for MPEG-TS the earliest PTS of
@@ -44,7 +45,10 @@ pub use audio::MAX_DECODE_SECONDS;
 pub use error::MediaError;
 pub use info::{Codec, Container, Pcm, PcmFormat, ProbeInfo, Track, TrackKind, VideoFrameInfo};
 pub use requirements::{check, MediaRequirements};
-pub use video::{decode_luma, decode_luma_each, encoded_video, LumaDecoder, LumaFrame, LumaVideo};
+pub use video::{
+    decode_luma, decode_luma_each, decode_pictures_each, encoded_video, LumaDecoder, LumaFrame,
+    LumaVideo, PictureOptions, RgbFrame, VideoPicture,
+};
 
 /// The largest encoded video unit (one sample, block or access unit) accepted in an upload or a
 /// stream: the interface's 32 MB segment cap (`ih5005` beyond). Real frames are far smaller (a

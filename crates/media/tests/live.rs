@@ -4,7 +4,8 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use attune_media::live::{ChunkReport, LiveError, LiveLimits, LiveMode, LiveReader};
+use attune_media::live::{ChunkReport, LiveError, LiveLimits, LiveMode, LivePixels, LiveReader};
+use attune_media::video::{decode_pictures_each, VideoPicture};
 use attune_media::{decode_audio, video_frames, Pcm, VideoFrameInfo};
 use proptest::prelude::*;
 
@@ -703,4 +704,68 @@ fn oversized_video_sample_is_ih5005() {
         next.problems.is_empty() && next.appended_media(),
         "{next:?}"
     );
+}
+
+/// Pictures of a stream fed in `chunk`-byte frames to a reader decoding pixels.
+fn stream_pictures(bytes: &[u8], chunk: usize, pixels: LivePixels) -> (Vec<VideoPicture>, usize) {
+    let mut reader = LiveReader::new(false).with_pixels(pixels);
+    let (mut pictures, mut over) = (Vec::new(), 0);
+    for (i, frame) in bytes.chunks(chunk).enumerate() {
+        let r = reader.push(frame, i as u64);
+        assert!(r.fatal.is_none(), "{:?}", r.fatal);
+        pictures.extend(r.pictures);
+        over += r.frames_over_budget;
+    }
+    let r = reader.finish();
+    pictures.extend(r.pictures);
+    (pictures, over + r.frames_over_budget)
+}
+
+#[test]
+fn live_webm_streams_give_the_pictures_of_the_file() {
+    let pixels = LivePixels::default();
+    for name in [
+        "segments/continuous.webm",
+        "faces/video/astronaut_vp9.webm",
+        "faces/video/astronaut_vp8.webm",
+    ] {
+        let bytes = read(name);
+        let mut file = Vec::new();
+        decode_pictures_each(&bytes, pixels.options, |p| file.push(p)).unwrap();
+        assert!(file.len() > 40, "{name}: {}", file.len());
+        for chunk in [997, 65_536] {
+            let (live, over) = stream_pictures(&bytes, chunk, pixels);
+            assert_eq!(over, 0, "{name}");
+            assert_eq!(live.len(), file.len(), "{name}, {chunk}-byte frames");
+            for (l, f) in live.iter().zip(&file) {
+                assert_eq!(l, f, "{name}: picture at {}", f.luma.pts);
+                assert!(l.rgb.as_ref().is_some_and(|rgb| rgb.width <= 320));
+            }
+        }
+    }
+}
+
+#[test]
+fn a_live_decode_budget_thins_a_stream_to_its_key_frames() {
+    let bytes = read("faces/video/astronaut_vp9.webm");
+    // 320x240 at 10 fps is 768 000 pixels a second; give it a quarter of that.
+    let pixels = LivePixels {
+        pixels_per_second: 192_000.0,
+        ..LivePixels::default()
+    };
+    let (live, over) = stream_pictures(&bytes, 4096, pixels);
+    let (all, none_over) = stream_pictures(&bytes, 4096, LivePixels::default());
+    assert_eq!(none_over, 0);
+    assert!(over > 0, "no frame over budget");
+    assert!(
+        live.len() < all.len() / 2,
+        "{} of {}",
+        live.len(),
+        all.len()
+    );
+    // What is decoded is whole: each picture is the unbudgeted one of its time.
+    for p in &live {
+        let same = all.iter().find(|a| a.luma.pts == p.luma.pts).unwrap();
+        assert_eq!(p, same, "at {}", p.luma.pts);
+    }
 }

@@ -1,12 +1,12 @@
-//! Luma decoding against the committed fixtures (frame counts from ffprobe in
+//! Pixel decoding against the committed fixtures (frame counts from ffprobe in
 //! `tests/fixtures/manifest.json`), its behaviour on codecs without a pixel decoder, and on
 //! corrupt input.
 
 use std::path::{Path, PathBuf};
 
 use attune_media::video::{
-    decode_luma, decode_luma_each, encoded_video, LumaDecoder, LumaFrame, PixelSupport,
-    DEFAULT_LUMA_WIDTH,
+    decode_luma, decode_luma_each, decode_pictures_each, encoded_video, LumaDecoder, LumaFrame,
+    PictureOptions, PixelSupport, VideoPicture, DEFAULT_LUMA_WIDTH,
 };
 use attune_media::{video_frames, Codec};
 use serde_json::Value;
@@ -56,10 +56,10 @@ fn mean_abs_diff(a: &LumaFrame, b: &LumaFrame) -> f64 {
 }
 
 #[test]
-fn h264_and_mjpeg_fixtures_decode_every_frame_ffprobe_counted() {
+fn h264_vp8_vp9_and_mjpeg_fixtures_decode_every_frame_ffprobe_counted() {
     let mut checked = 0;
     for (name, codec, frames, width, height) in video_fixtures() {
-        if codec != "h264" && codec != "mjpeg" {
+        if !["h264", "mjpeg", "vp8", "vp9"].contains(&codec.as_str()) {
             continue;
         }
         checked += 1;
@@ -100,8 +100,8 @@ fn h264_and_mjpeg_fixtures_decode_every_frame_ffprobe_counted() {
         }
     }
     assert!(
-        checked >= 10,
-        "H.264 and MJPEG fixtures in the manifest: {checked}"
+        checked >= 12,
+        "H.264, VP8, VP9 and MJPEG fixtures in the manifest: {checked}"
     );
 }
 
@@ -129,6 +129,129 @@ fn the_same_picture_decodes_alike_from_every_container() {
         .iter()
         .zip(&avi.frames)
         .all(|(a, b)| a.data == b.data));
+}
+
+#[test]
+fn vp8_and_vp9_pictures_match_the_h264_encode_of_the_same_pattern() {
+    // The three fixtures encode the same testsrc2 frames: a decoder that got inter prediction
+    // wrong drifts away from the H.264 pictures within a few frames.
+    let h264 = decode_luma(&read("mp4_h264_aac.mp4"), 160).unwrap();
+    for name in ["webm_vp8_vorbis.webm", "webm_vp9_opus.webm"] {
+        let other = decode_luma(&read(name), 160).unwrap();
+        assert_eq!(other.frames.len(), h264.frames.len(), "{name}");
+        let mut worst = 0.0f64;
+        for (a, b) in h264.frames.iter().zip(&other.frames) {
+            // WebM stores times in milliseconds (the encoder's 3 ms lead shows).
+            assert!(
+                (a.pts - b.pts).abs() < 0.01,
+                "{name}: {} vs {}",
+                a.pts,
+                b.pts
+            );
+            worst = worst.max(mean_abs_diff(a, b));
+        }
+        eprintln!("{name}: worst mean |dY| against H.264 {worst:.2}");
+        assert!(worst < MAX_CODEC_DIFF, "{name}: {worst:.2}");
+    }
+}
+
+/// The most two lossy encodes of one picture may differ, in mean absolute luma per pixel.
+const MAX_CODEC_DIFF: f64 = 6.0;
+
+fn pictures(name: &str, rgb_width: Option<u32>, sample_fps: Option<f64>) -> Vec<VideoPicture> {
+    let mut out = Vec::new();
+    let options = PictureOptions {
+        luma_width: 160,
+        rgb_width,
+        sample_fps,
+    };
+    let summary = decode_pictures_each(&read(name), options, |p| out.push(p)).unwrap();
+    assert_eq!(summary.decoded, out.len(), "{name}");
+    out
+}
+
+#[test]
+fn every_pixel_decoder_gives_rgb_at_the_requested_width_agreeing_with_its_luma() {
+    for name in [
+        "mp4_h264_aac.mp4",
+        "webm_vp8_vorbis.webm",
+        "webm_vp9_opus.webm",
+        "mov_mjpeg_pcm_s16le.mov",
+    ] {
+        let luma_only = decode_luma(&read(name), 160).unwrap();
+        let both = pictures(name, Some(80), None);
+        assert_eq!(both.len(), luma_only.frames.len(), "{name}");
+        for (p, l) in both.iter().zip(&luma_only.frames) {
+            // Asking for colour leaves the luma as it was (JPEG's is recomputed from the RGB
+            // the decoder gives then, which rounds differently).
+            if name.contains("mjpeg") {
+                let d = mean_abs_diff(&p.luma, l);
+                assert!(d < 2.0, "{name}: luma moved by {d}");
+            } else {
+                assert_eq!(p.luma, *l, "{name}");
+            }
+            let rgb = p.rgb.as_ref().unwrap();
+            assert_eq!((rgb.width, rgb.height, rgb.pts), (80, 60, l.pts), "{name}");
+            assert_eq!(rgb.data.len(), 80 * 60 * 3);
+            // testsrc2 is saturated colour bars: some pixels are far from grey.
+            let colourful = rgb
+                .data
+                .chunks(3)
+                .filter(|px| px.iter().max().unwrap() - px.iter().min().unwrap() > 120)
+                .count();
+            assert!(
+                colourful > 80 * 60 / 10,
+                "{name}: {colourful} colourful pixels"
+            );
+            // The RGB brightness follows the luma plane (studio range for video).
+            let rgb_y = rgb
+                .data
+                .chunks(3)
+                .map(|px| {
+                    0.299 * f64::from(px[0]) + 0.587 * f64::from(px[1]) + 0.114 * f64::from(px[2])
+                })
+                .sum::<f64>()
+                / (80.0 * 60.0);
+            let mut y = l.data.iter().map(|&v| f64::from(v)).sum::<f64>() / l.data.len() as f64;
+            if !name.contains("mjpeg") {
+                y = (y - 16.0) * 255.0 / 219.0;
+            }
+            assert!(
+                (rgb_y - y).abs() < 4.0,
+                "{name}: RGB mean {rgb_y:.1}, luma {y:.1}"
+            );
+        }
+    }
+}
+
+#[test]
+fn sampling_converts_only_frames_on_the_requested_rate() {
+    for name in [
+        "mp4_h264_aac.mp4",
+        "webm_vp8_vorbis.webm",
+        "webm_vp9_opus.webm",
+        "mov_mjpeg_pcm_s16le.mov",
+    ] {
+        let all = pictures(name, None, None);
+        let sampled = pictures(name, None, Some(5.0));
+        // 10 fps sampled at 5 fps: every other picture, identical to the unsampled decode.
+        assert_eq!(sampled.len(), all.len().div_ceil(2), "{name}");
+        for (s, a) in sampled.iter().zip(all.iter().step_by(2)) {
+            assert_eq!(s.luma, a.luma, "{name}");
+        }
+        let summary = decode_pictures_each(
+            &read(name),
+            PictureOptions {
+                luma_width: 160,
+                rgb_width: None,
+                sample_fps: Some(5.0),
+            },
+            |_| {},
+        )
+        .unwrap();
+        assert_eq!(summary.unsampled, all.len() - sampled.len(), "{name}");
+        assert_eq!(summary.skipped, 0, "{name}");
+    }
 }
 
 #[test]
@@ -170,8 +293,6 @@ fn codecs_without_a_pixel_decoder_report_it_and_keep_their_frame_data() {
     let mut checked = 0;
     for (name, codec, frames, _, _) in video_fixtures() {
         let want = match codec.as_str() {
-            "vp8" => Codec::Vp8,
-            "vp9" => Codec::Vp9,
             "mpeg4" => Codec::Mpeg4Part2,
             "mpeg2video" => Codec::Mpeg2Video,
             _ => continue,
@@ -183,7 +304,7 @@ fn codecs_without_a_pixel_decoder_report_it_and_keep_their_frame_data() {
         assert!(luma.frames.is_empty());
         assert_eq!(video_frames(&bytes).unwrap().len(), frames, "{name}");
     }
-    assert!(checked >= 6, "VP8, VP9, MPEG-4 and MPEG-2 fixtures");
+    assert!(checked >= 3, "MPEG-4 and MPEG-2 fixtures");
     let audio = decode_luma(&read("wav_pcm_s16le.wav"), 160).unwrap();
     assert_eq!(audio.pixels, PixelSupport::NoVideo);
 }
@@ -313,6 +434,36 @@ fn mutated_files_and_frames_never_panic_and_stay_in_bounds() {
         "mov_mjpeg_pcm_s16le.mov",
         "avi_mjpeg_pcm_s16le.avi",
     ] {
+        mutate_and_decode(name, mutants, &mut rng);
+    }
+}
+
+#[test]
+fn corrupt_vp8_and_vp9_data_never_panics() {
+    let mutants: usize = std::env::var("ATTUNE_MEDIA_MUTATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(24);
+    let mut rng = Rng(0x5eed_1234_abcd_0002);
+    for name in ["webm_vp8_vorbis.webm", "webm_vp9_opus.webm"] {
+        mutate_and_decode(name, mutants, &mut rng);
+        // Frames that are not VP8/VP9 at all, fed to each decoder.
+        let codec = encoded_video(&read(name)).unwrap().unwrap().codec;
+        let mut decoder = LumaDecoder::new(&codec, None, 160).unwrap().with_rgb(64);
+        for len in [1, 2, 3, 10, 100, 1000] {
+            let junk: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+            assert!(
+                decoder.decode(0.0, &junk).is_none(),
+                "{name}: {len} random bytes"
+            );
+        }
+    }
+}
+
+/// Damages `name` whole and frame by frame `mutants` times and decodes each: no panic, and no
+/// more pictures than frames, each inside its bounds.
+fn mutate_and_decode(name: &str, mutants: usize, rng: &mut Rng) {
+    {
         let original = read(name);
         let video = encoded_video(&original).unwrap().unwrap();
         for _ in 0..mutants {
@@ -355,10 +506,17 @@ fn mutated_files_and_frames_never_panic_and_stay_in_bounds() {
                     }
                 }
             }
-            let mut decoder = LumaDecoder::new(&video.codec, video.config.as_deref(), 160).unwrap();
+            let mut decoder = LumaDecoder::new(&video.codec, video.config.as_deref(), 160)
+                .unwrap()
+                .with_rgb(96);
             let mut decoded = 0;
             for f in &frames {
-                decoded += usize::from(decoder.decode_frame(f).is_some());
+                if let Some(p) = decoder.decode_picture(f) {
+                    decoded += 1;
+                    let rgb = p.rgb.expect("RGB asked for");
+                    assert!(rgb.width <= 96 && rgb.width > 0, "{name}");
+                    assert_eq!(rgb.data.len(), (rgb.width * rgb.height * 3) as usize);
+                }
             }
             decoded += decoder.finish().len();
             assert!(decoded + decoder.skipped() <= frames.len(), "{name}");
@@ -430,4 +588,163 @@ fn mjpeg_frames_without_huffman_tables_use_the_standard_ones() {
         .sum::<f64>()
         / 19200.0;
     assert!(mean_error < 3.0, "mean luma error {mean_error}");
+}
+
+#[test]
+fn a_decode_budget_skips_to_the_next_key_frame_and_never_shows_a_broken_picture() {
+    for name in [
+        "mp4_h264_aac.mp4",
+        "webm_vp8_vorbis.webm",
+        "webm_vp9_opus.webm",
+    ] {
+        let full = decode_luma(&read(name), 160).unwrap();
+        let video = encoded_video(&read(name)).unwrap().unwrap();
+        let pixels_per_frame = 160.0 * 120.0;
+        // A 10 fps stream given 4 frames' worth a second of media.
+        let mut decoder = LumaDecoder::new(&video.codec, video.config.as_deref(), 160)
+            .unwrap()
+            .with_pixel_budget(4.0 * pixels_per_frame);
+        let mut shown = Vec::new();
+        for f in &video.frames {
+            shown.extend(decoder.decode_frame(f));
+        }
+        shown.extend(decoder.finish());
+        assert!(decoder.over_budget() > 0, "{name}");
+        assert!(!shown.is_empty(), "{name}");
+        assert!(
+            shown.len() + decoder.over_budget() <= video.frames.len(),
+            "{name}"
+        );
+        // What is decoded is whole: the same picture as an unbudgeted decode at that time.
+        for p in &shown {
+            let same = full.frames.iter().find(|f| f.pts == p.pts).unwrap();
+            assert_eq!(p, same, "{name} at {}", p.pts);
+        }
+        // Plenty of budget: nothing skipped.
+        let mut decoder = LumaDecoder::new(&video.codec, video.config.as_deref(), 160)
+            .unwrap()
+            .with_pixel_budget(30.0 * pixels_per_frame);
+        let n = video
+            .frames
+            .iter()
+            .filter(|f| decoder.decode_frame(f).is_some())
+            .count()
+            + decoder.finish().len();
+        assert_eq!((n, decoder.over_budget()), (full.frames.len(), 0), "{name}");
+    }
+}
+
+/// The face animation of `tests/fixtures/faces/video` in each codec.
+const FACE_VIDEOS: [&str; 3] = [
+    "faces/video/astronaut_h264.mp4",
+    "faces/video/astronaut_vp8.webm",
+    "faces/video/astronaut_vp9.webm",
+];
+
+fn mean(data: &[u8]) -> f64 {
+    data.iter().map(|&v| f64::from(v)).sum::<f64>() / data.len() as f64
+}
+
+#[test]
+fn the_face_videos_decode_to_every_scripted_frame_in_colour() {
+    let truth: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures_dir().join("faces/video/events.json")).unwrap(),
+    )
+    .unwrap();
+    let count = truth["frame_count"].as_u64().unwrap() as usize;
+    for name in FACE_VIDEOS {
+        let all = pictures_at(name, 320, Some(320), None);
+        assert_eq!(all.len(), count, "{name}");
+        for (i, p) in all.iter().enumerate() {
+            assert!(
+                (p.luma.pts - i as f64 / 10.0).abs() < 0.01,
+                "{name}: frame {i}"
+            );
+            assert_eq!((p.luma.width, p.luma.height), (320, 240), "{name}");
+            let rgb = p.rgb.as_ref().unwrap();
+            assert_eq!((rgb.width, rgb.height), (320, 240), "{name}");
+            assert_eq!(rgb.data.len(), 320 * 240 * 3, "{name}");
+        }
+        // The analysis rate: 5 of the 10 frames a second.
+        assert_eq!(
+            pictures_at(name, 160, Some(160), Some(5.0)).len(),
+            count / 2,
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn the_face_animation_has_the_same_brightness_in_every_codec() {
+    let decoded: Vec<Vec<VideoPicture>> = FACE_VIDEOS
+        .iter()
+        .map(|name| pictures_at(name, 160, Some(80), None))
+        .collect();
+    for (name, other) in FACE_VIDEOS.iter().zip(&decoded).skip(1) {
+        assert_eq!(other.len(), decoded[0].len(), "{name}");
+        // Pictures are in the right order (H.264 here has B-frames, so they leave the decoder
+        // reordered): each is closer to the other codec's picture of the same time than to its
+        // neighbours'.
+        let distance = |shift: usize| -> f64 {
+            (1..other.len() - 1)
+                .map(|i| mean_abs_diff(&decoded[0][i].luma, &other[i + shift - 1].luma))
+                .sum()
+        };
+        assert!(
+            distance(1) < distance(0).min(distance(2)),
+            "{name}: frames out of order"
+        );
+        let mut worst_mean = 0.0f64;
+        let mut worst_pixels = 0.0f64;
+        for (a, b) in decoded[0].iter().zip(other) {
+            worst_mean = worst_mean.max((mean(&a.luma.data) - mean(&b.luma.data)).abs());
+            worst_pixels = worst_pixels.max(mean_abs_diff(&a.luma, &b.luma));
+            // Colour too: the RGB means agree channel by channel.
+            let (ra, rb) = (a.rgb.as_ref().unwrap(), b.rgb.as_ref().unwrap());
+            for c in 0..3 {
+                let ma = mean(
+                    &ra.data
+                        .iter()
+                        .skip(c)
+                        .step_by(3)
+                        .copied()
+                        .collect::<Vec<_>>(),
+                );
+                let mb = mean(
+                    &rb.data
+                        .iter()
+                        .skip(c)
+                        .step_by(3)
+                        .copied()
+                        .collect::<Vec<_>>(),
+                );
+                assert!(
+                    (ma - mb).abs() < 3.0,
+                    "{name} at {}: channel {c}",
+                    a.luma.pts
+                );
+            }
+        }
+        eprintln!(
+            "{name}: worst |mean luma diff| {worst_mean:.2}, worst mean |dY| {worst_pixels:.2}"
+        );
+        assert!(worst_mean < 1.5, "{name}: {worst_mean:.2}");
+        assert!(worst_pixels < MAX_CODEC_DIFF, "{name}: {worst_pixels:.2}");
+    }
+}
+
+fn pictures_at(
+    name: &str,
+    luma_width: u32,
+    rgb_width: Option<u32>,
+    sample_fps: Option<f64>,
+) -> Vec<VideoPicture> {
+    let mut out = Vec::new();
+    let options = PictureOptions {
+        luma_width,
+        rgb_width,
+        sample_fps,
+    };
+    decode_pictures_each(&read(name), options, |p| out.push(p)).unwrap();
+    out
 }

@@ -7,7 +7,7 @@
 //! previous frame's plane; [`measure_window`] turns the records of a window into the
 //! analyzer's [`VideoMeasures`].
 //!
-//! Per frame, with pixels ([`MotionSource::Pixels`], H.264 and MJPEG; planes downscaled to
+//! Per frame, with pixels ([`MotionSource::Pixels`], H.264, VP8, VP9 and MJPEG; planes downscaled to
 //! [`DEFAULT_LUMA_WIDTH`]):
 //! - *motion*: mean absolute luma difference from the previous frame over the whole picture,
 //!   0-255 scale;
@@ -15,7 +15,7 @@
 //!   column projections of the central half of the width, 5-65% of the height, matched by
 //!   normalised cross-correlation with a sub-pixel peak), in percent of the frame width.
 //!
-//! Without pixels ([`MotionSource::EncodedSize`], VP8, VP9, MPEG-4 Part 2, MPEG-2): an inter
+//! Without pixels ([`MotionSource::EncodedSize`], MPEG-4 Part 2, MPEG-2): an inter
 //! frame's encoded size grows with how much of the picture changed, so *motion* is a non-key
 //! frame's size over the median of the last [`SIZE_HISTORY`] non-key sizes (1 = this
 //! stream's usual motion). Keyframes are left out: their size says how detailed the picture is,

@@ -197,8 +197,24 @@ fn the_h264_fixture_moves_and_is_fully_covered() {
 }
 
 #[test]
-fn a_vp8_fixture_falls_back_to_encoded_sizes() {
-    let track = visual_track(&fixture("webm_vp8_vorbis.webm"))
+fn vp8_and_vp9_fixtures_give_pixels() {
+    for name in ["webm_vp8_vorbis.webm", "webm_vp9_opus.webm"] {
+        let track = visual_track(&fixture(name)).unwrap().unwrap();
+        assert!(
+            track
+                .frames()
+                .iter()
+                .all(|f| f.source == MotionSource::Pixels),
+            "{name}"
+        );
+        let m = track.measure_window(0.0, 5.0);
+        assert!(m.coverage > 0.98, "{name}: {m:?}");
+    }
+}
+
+#[test]
+fn an_mpeg4_fixture_falls_back_to_encoded_sizes() {
+    let track = visual_track(&fixture("avi_mpeg4_mp3.avi"))
         .unwrap()
         .unwrap();
     let m = track.measure_window(0.0, 5.0);

@@ -80,6 +80,7 @@ pub(crate) use crate::demux::{Demuxer, Event};
 use crate::error::MediaError;
 use crate::info::{Container, Pcm, VideoFrameInfo};
 use crate::requirements::MediaRequirements;
+use crate::video::{LumaDecoder, PictureOptions, VideoPicture};
 use audio::{AudioPipeline, Stopped};
 use detect::{detect, opens_file, Detected};
 use raw::RawState;
@@ -108,6 +109,8 @@ struct FileCtx {
     pushes: u32,
     first_segment: u64,
     starts_at_frame: bool,
+    /// The file's pixel decoder, when pixels were asked for and its codec has one.
+    pictures: Option<LumaDecoder>,
 }
 
 impl FileCtx {
@@ -123,6 +126,7 @@ impl FileCtx {
             pushes: 0,
             first_segment: segment,
             starts_at_frame,
+            pictures: None,
         }
     }
 
@@ -171,6 +175,47 @@ pub struct LiveReader {
     container: Option<Container>,
     fatal: Option<LiveError>,
     last_segment: u64,
+    /// What to decode video to, when pixels were asked for ([`LiveReader::with_pixels`]).
+    pixels: Option<LivePixels>,
+}
+
+/// Live pixel decoding: what each sampled picture gives and the decode budget.
+///
+/// Pixels come from continuous Matroska/WebM streams (what browsers record: VP8, VP9, H.264);
+/// self-contained segments and other containers keep giving frame timing and sizes only. Each
+/// file of the stream has its own decoder and budget (a MediaRecorder recording is one file).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LivePixels {
+    /// Luma width, RGB width and sampling rate of the pictures handed out.
+    pub options: PictureOptions,
+    /// The decode budget: picture pixels decoded per second of media (see
+    /// [`LumaDecoder::with_pixel_budget`]); past it, frames are skipped up to the next key
+    /// frame and counted in [`ChunkReport::frames_over_budget`].
+    pub pixels_per_second: f64,
+}
+
+impl LivePixels {
+    /// The default budget: a 1280x720 stream at 30 fps, the most a webcam sends in a browser
+    /// call, decodes whole; a larger or faster one is thinned to key frames. Decoding that much
+    /// takes, per second of media on one core, about 0.28 s for H.264, 0.17 s for VP9 and 0.45 s
+    /// for VP8 (BENCHMARKS.md, "Video decode"), so two cores hold about 7 such H.264 sessions, 11
+    /// VP9 or 4 VP8 (browsers' 640x480 default takes a third of that).
+    pub const DEFAULT_BUDGET: f64 = 1280.0 * 720.0 * 30.0;
+}
+
+impl Default for LivePixels {
+    /// Luma at [`DEFAULT_LUMA_WIDTH`](crate::video::DEFAULT_LUMA_WIDTH), RGB at 320 px across,
+    /// 10 pictures a second, [`LivePixels::DEFAULT_BUDGET`].
+    fn default() -> Self {
+        Self {
+            options: PictureOptions {
+                luma_width: crate::video::DEFAULT_LUMA_WIDTH,
+                rgb_width: Some(320),
+                sample_fps: Some(10.0),
+            },
+            pixels_per_second: Self::DEFAULT_BUDGET,
+        }
+    }
 }
 
 impl LiveReader {
@@ -208,7 +253,15 @@ impl LiveReader {
             container: None,
             fatal: None,
             last_segment: 0,
+            pixels: None,
         }
+    }
+
+    /// The same reader decoding the video of Matroska/WebM streams to pictures
+    /// ([`ChunkReport::pictures`]), as `pixels` says.
+    pub fn with_pixels(mut self, pixels: LivePixels) -> Self {
+        self.pixels = Some(pixels);
+        self
     }
 
     /// The same reader with other limits.
@@ -541,6 +594,13 @@ impl LiveReader {
         let Some(mut file) = self.file.take() else {
             return;
         };
+        if let Some(mut decoder) = file.pictures.take() {
+            let origin = file.origin as f64 / f64::from(Pcm::SAMPLE_RATE);
+            for mut picture in decoder.finish_pictures() {
+                shift_picture(&mut picture, origin);
+                r.pictures.push(picture);
+            }
+        }
         if let Some(pipeline) = file.audio.take() {
             let before = self.samples.len();
             if let Err(e) = pipeline.finish(&mut self.samples) {
@@ -598,15 +658,48 @@ impl LiveReader {
                         }
                     }
                 }
+                Event::VideoSetup { codec, config } => {
+                    let (Some(file), Some(pixels)) = (self.file.as_mut(), self.pixels) else {
+                        continue;
+                    };
+                    let options = pixels.options;
+                    // A codec without a pixel decoder keeps its frame timing and sizes.
+                    file.pictures = LumaDecoder::new(&codec, config.as_deref(), options.luma_width)
+                        .ok()
+                        .map(|d| {
+                            let d = d.with_pixel_budget(pixels.pixels_per_second);
+                            let d = match options.rgb_width {
+                                Some(w) => d.with_rgb(w),
+                                None => d,
+                            };
+                            match options.sample_fps {
+                                Some(fps) => d.with_sample_rate(fps),
+                                None => d,
+                            }
+                        });
+                }
                 Event::Audio(packet) => {
                     self.unit();
                     self.decode(&packet, segment, r);
                 }
-                Event::Video(frame, _) => {
+                Event::Video(frame, bytes) => {
                     self.unit();
                     let Some(file) = self.file.as_mut() else {
                         continue;
                     };
+                    if let (Some(decoder), Some(bytes)) = (file.pictures.as_mut(), bytes) {
+                        let before = decoder.over_budget();
+                        // Decoded on the file's clock; handed out on the session's.
+                        let picture = decoder.decode_bytes(frame.pts, Some(frame.keyframe), &bytes);
+                        r.frames_over_budget += decoder.over_budget() - before;
+                        if let Some(mut picture) = picture {
+                            shift_picture(
+                                &mut picture,
+                                file.origin as f64 / f64::from(Pcm::SAMPLE_RATE),
+                            );
+                            r.pictures.push(picture);
+                        }
+                    }
                     if let Some(last) = file.video_last {
                         if frame.pts > last {
                             file.video_step = frame.pts - last;
@@ -677,5 +770,13 @@ impl std::fmt::Debug for LiveReader {
             .field("bytes_without_progress", &self.bytes_without_progress)
             .field("fatal", &self.fatal)
             .finish_non_exhaustive()
+    }
+}
+
+/// Moves a picture from its file's clock to the session timeline.
+fn shift_picture(picture: &mut VideoPicture, origin: f64) {
+    picture.luma.pts += origin;
+    if let Some(rgb) = picture.rgb.as_mut() {
+        rgb.pts += origin;
     }
 }

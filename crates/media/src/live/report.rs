@@ -128,6 +128,11 @@ pub struct ChunkReport {
     pub samples_appended: usize,
     /// Video frames that became available, `pts` on the session timeline, in decode order.
     pub video_frames: Vec<VideoFrameInfo>,
+    /// Decoded, sampled pictures (only with [`LiveReader::with_pixels`](super::LiveReader::with_pixels)),
+    /// `pts` on the session timeline, in presentation order.
+    pub pictures: Vec<crate::video::VideoPicture>,
+    /// Video frames not decoded because the session's decode budget ran out.
+    pub frames_over_budget: usize,
     /// The session media time newly covered: from the media end before this frame to the
     /// media end after it ([`LiveReader::media_end`]); `None` when nothing was added.
     pub span: Option<MediaSpan>,

@@ -8,11 +8,12 @@
 //! OpenH264 checks every SPS against the largest level's frame size (level 5.2: 36 864
 //! macroblocks, e.g. 4096x2304), which bounds the memory one decoder can take.
 
-use openh264::decoder::{Decoder, DecoderConfig};
+use openh264::decoder::{Decoder, DecoderConfig, Flush};
 use openh264::formats::YUVSource;
 use openh264::OpenH264API;
 
-use super::scale::{downscale, Plane};
+use super::yuv::{convert, Converted, Want, Yuv};
+use super::Pic;
 use crate::bytes::Cursor;
 
 /// The Annex B start code put before each NAL unit.
@@ -68,12 +69,9 @@ impl H264Decoder {
         self.reorder_free
     }
 
-    /// Decodes one access unit and downscales the picture it completes, if any.
-    pub(crate) fn decode(
-        &mut self,
-        data: &[u8],
-        target_width: usize,
-    ) -> Result<Option<Plane>, FrameError> {
+    /// Decodes one access unit; the picture it completes, if any, is converted when `want` is
+    /// set.
+    pub(crate) fn decode(&mut self, data: &[u8], want: Option<Want>) -> Result<Pic, FrameError> {
         let mut annex_b = std::mem::take(&mut self.annex_b);
         annex_b.clear();
         // A length prefix can itself look like a start code (00 00 01 xx is a length of
@@ -89,7 +87,7 @@ impl H264Decoder {
         }
         let result = if framed {
             self.note_sps(&annex_b);
-            self.decode_annex_b(&annex_b, target_width)
+            self.decode_annex_b(&annex_b, want)
         } else {
             Err(FrameError::Corrupt)
         };
@@ -97,30 +95,48 @@ impl H264Decoder {
         result
     }
 
-    /// Pictures still held by the decoder at the end of the stream.
-    pub(crate) fn flush(&mut self, target_width: usize) -> Vec<Plane> {
+    /// Pictures still held by the decoder at the end of the stream, in order, each converted as
+    /// `want_next` says when it is asked about it.
+    pub(crate) fn flush(
+        &mut self,
+        mut want_next: impl FnMut() -> Option<Want>,
+    ) -> Vec<Option<Converted>> {
         let decoder = &mut self.decoder;
         crate::guard::catch(|| match decoder.flush_remaining() {
             Ok(pictures) => pictures
                 .iter()
-                .filter_map(|p| picture_plane(p, target_width))
+                .map(|p| want_next().and_then(|want| convert(&picture_yuv(p), want)))
                 .collect(),
             Err(_) => Vec::new(),
         })
         .unwrap_or_default()
     }
 
-    fn decode_annex_b(
-        &mut self,
-        annex_b: &[u8],
-        target_width: usize,
-    ) -> Result<Option<Plane>, FrameError> {
+    /// Whether an access unit holds an IDR slice (a point where decoding can restart).
+    pub(crate) fn is_idr(&self, data: &[u8]) -> bool {
+        let mut annex_b = Vec::new();
+        let framed = match self.length_size {
+            Some(n) => length_prefixed_to_annex_b(data, n, &mut annex_b),
+            None => false,
+        };
+        let units = if framed { &annex_b[..] } else { data };
+        let idr = annex_b_units(units).any(|nal| nal.first().is_some_and(|h| h & 0x1f == 5));
+        idr
+    }
+
+    fn decode_annex_b(&mut self, annex_b: &[u8], want: Option<Want>) -> Result<Pic, FrameError> {
         let decoder = &mut self.decoder;
         let outcome = crate::guard::catch(|| match decoder.decode(annex_b) {
-            Ok(Some(picture)) => picture_plane(&picture, target_width)
-                .map(Some)
-                .ok_or(FrameError::Corrupt),
-            Ok(None) => Ok(None),
+            Ok(Some(picture)) => {
+                let (w, h) = picture.dimensions();
+                match want {
+                    Some(want) => convert(&picture_yuv(&picture), want)
+                        .map(|c| Pic::Out(w * h, Some(c)))
+                        .ok_or(FrameError::Corrupt),
+                    None => Ok(Pic::Out(w * h, None)),
+                }
+            }
+            Ok(None) => Ok(Pic::Held),
             Err(_) => Err(FrameError::Corrupt),
         });
         match outcome {
@@ -159,14 +175,30 @@ impl H264Decoder {
 }
 
 fn new_decoder() -> Result<Decoder, openh264::Error> {
-    Decoder::with_api_config(OpenH264API::from_source(), DecoderConfig::new())
+    // The wrapper's default flushes the reorder buffer after every access unit, which breaks
+    // streams with B-frames (High and Main profile, what cameras and libx264 write): every frame
+    // after the first few then fails. Pictures leave in order instead, and `flush` takes the
+    // last ones at the end.
+    let config = DecoderConfig::new().flush_after_decode(Flush::NoFlush);
+    Decoder::with_api_config(OpenH264API::from_source(), config)
 }
 
-/// The luma plane of a decoded picture, downscaled.
-fn picture_plane(picture: &impl YUVSource, target_width: usize) -> Option<Plane> {
+/// A decoded picture's planes (OpenH264 gives 8-bit 4:2:0, studio range).
+fn picture_yuv(picture: &impl YUVSource) -> Yuv<'_> {
     let (width, height) = picture.dimensions();
-    let (stride, _, _) = picture.strides();
-    downscale(picture.y(), stride, width, height, target_width)
+    let (y_stride, u_stride, v_stride) = picture.strides();
+    Yuv {
+        width,
+        height,
+        y: picture.y(),
+        y_stride,
+        u: picture.u(),
+        v: picture.v(),
+        uv_stride: u_stride.min(v_stride),
+        shift_x: 1,
+        shift_y: 1,
+        full_range: false,
+    }
 }
 
 /// Length size and Annex B parameter sets of an `AVCDecoderConfigurationRecord`

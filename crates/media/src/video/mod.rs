@@ -1,14 +1,22 @@
-//! Decoded video: downscaled luma (Y) frames for the motion measures, from whole files
-//! ([`decode_luma`], [`decode_luma_each`]) or one encoded frame at a time ([`LumaDecoder`]).
+//! Decoded video: downscaled luma (Y) frames for the motion measures and, on request, RGB8
+//! pictures for models that need colour, from whole files ([`decode_luma`],
+//! [`decode_luma_each`], [`decode_pictures_each`]) or one encoded frame at a time
+//! ([`LumaDecoder`]).
 //!
-//! Which codecs give pixels (only decoders that build from crates.io alone, with no system
-//! library, are used):
+//! Which codecs give pixels (only decoders that build with `cargo build` alone, from crates.io,
+//! with no system library, are used):
 //!
 //! | codec | pixels | decoder |
 //! |---|---|---|
 //! | H.264 / AVC | yes | OpenH264, built from the source bundled in the `openh264` crate (C++, compiled with `cc`; assembly only when `nasm` is installed) |
-//! | Motion JPEG | yes | `zune-jpeg` (pure Rust), decoding straight to luma |
-//! | VP8, VP9, MPEG-4 Part 2, MPEG-1/2 video, H.265, AV1 | no | none: [`PixelSupport::NoPixelDecoder`] |
+//! | VP9 | yes | `rusty_vp9` (pure Rust; 8-bit profiles 0 and 1 give pixels) |
+//! | VP8 | yes | `oximedia-codec`'s RFC 6386 decoder (pure Rust; only its `vp8` feature) |
+//! | Motion JPEG | yes | `zune-jpeg` (pure Rust), decoding straight to luma, or to RGB when colour is asked for |
+//! | MPEG-4 Part 2, MPEG-1/2 video, H.265, AV1 | no | none: [`PixelSupport::NoPixelDecoder`] |
+//!
+//! AV1 has no decoder here: the pure-Rust port of dav1d (`rav1d`) is a large build for a codec
+//! browsers' `MediaRecorder` does not pick by default, and `dav1d` bindings need the system
+//! library (or meson and nasm to build it).
 //!
 //! Streams without a pixel decoder are not an error: their frame timing, encoded sizes and
 //! keyframe flags still come from [`crate::video_frames`], which is what motion measures fall
@@ -16,13 +24,23 @@
 //!
 //! Frames are downscaled as they come out of the decoder to at most `target_width` pixels across
 //! (aspect ratio kept, never upscaled) by area averaging ([`DEFAULT_LUMA_WIDTH`] is what the
-//! analyzer uses). Each [`LumaFrame`] carries the presentation time of the encoded frame it came
-//! from, on the same media clock as [`crate::video_frames`] and the decoded audio.
+//! analyzer uses); RGB pictures likewise at their own width ([`LumaDecoder::with_rgb`],
+//! BT.601 conversion). Each [`LumaFrame`] carries the presentation time of the encoded frame it
+//! came from, on the same media clock as [`crate::video_frames`] and the decoded audio.
+//!
+//! Decoding only what the analysis samples: with [`LumaDecoder::with_sample_rate`] every frame
+//! is still decoded (inter frames need their references; a Motion JPEG frame is skipped
+//! outright) but only the first picture at or after each `1/fps` tick is converted and scaled;
+//! the rest are counted ([`LumaSummary::unsampled`]). Streams take a decode budget
+//! ([`LumaDecoder::with_pixel_budget`]): picture pixels per second of media, a token bucket
+//! holding one second; a frame over it is not decoded, nor anything after it up to the next key
+//! frame, and each is counted ([`LumaDecoder::over_budget`]).
 //!
 //! Untrusted input: a frame that does not decode (corrupt bytes, a reference frame missing
 //! after one that did not decode, data cut off by truncation) is skipped and counted, never a
 //! panic (panics inside the decoder wrappers are caught); picture sizes are bounded (OpenH264
-//! refuses an SPS above level 5.2's frame size, JPEG frames above 4096 px a side are refused);
+//! refuses an SPS above level 5.2's frame size, VP8 and VP9 headers above the same 4096x2304
+//! pixels are refused before decoding, JPEG frames above 4096 px a side are refused);
 //! [`decode_luma`] keeps at most [`MAX_LUMA_BYTES`] of planes, and [`decode_luma_each`] and
 //! [`LumaDecoder`] keep none.
 
@@ -30,6 +48,8 @@ mod encoded;
 mod h264;
 mod mjpeg;
 mod scale;
+mod vpx;
+mod yuv;
 
 use std::fmt;
 use std::ops::ControlFlow;
@@ -50,9 +70,9 @@ pub const MAX_LUMA_BYTES: usize = 256 << 20;
 /// up as lost; H.264 never needs more than 16.
 const MAX_PENDING: usize = 16;
 
-/// Whether this build decodes `codec` to pixels (H.264 and Motion JPEG).
+/// Whether this build decodes `codec` to pixels (H.264, VP8, VP9 and Motion JPEG).
 pub fn has_pixel_decoder(codec: &Codec) -> bool {
-    matches!(codec, Codec::H264 | Codec::Mjpeg)
+    matches!(codec, Codec::H264 | Codec::Vp8 | Codec::Vp9 | Codec::Mjpeg)
 }
 
 /// The first video track of `bytes` frame by frame with each frame's bytes, in decode order,
@@ -101,6 +121,21 @@ pub struct LumaSummary {
     /// Frames that did not decode (corrupt, missing their reference, or cut off) and were
     /// skipped.
     pub skipped: usize,
+    /// Presented frames decoded but passed over by the sampling rate
+    /// ([`PictureOptions::sample_fps`]).
+    pub unsampled: usize,
+}
+
+/// What a whole-file decode gives for each picture ([`decode_pictures_each`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PictureOptions {
+    /// Luma at most this many pixels across.
+    pub luma_width: u32,
+    /// RGB at most this many pixels across; `None`: luma only.
+    pub rgb_width: Option<u32>,
+    /// Pictures converted per second of media; `None`: every frame
+    /// ([`LumaDecoder::with_sample_rate`]).
+    pub sample_fps: Option<f64>,
 }
 
 /// The luma frames of a whole input, from [`decode_luma`].
@@ -129,7 +164,8 @@ pub fn decode_luma(bytes: &[u8], target_width: u32) -> Result<LumaVideo, MediaEr
     let mut frames = Vec::new();
     let mut kept = 0usize;
     let mut truncated = false;
-    let summary = run(bytes, target_width, |frame| {
+    let summary = run(bytes, luma_only(target_width), |picture| {
+        let frame = picture.luma;
         kept += frame.data.len();
         if kept > MAX_LUMA_BYTES {
             truncated = true;
@@ -156,49 +192,82 @@ pub fn decode_luma_each(
     target_width: u32,
     mut on_frame: impl FnMut(LumaFrame),
 ) -> Result<LumaSummary, MediaError> {
-    run(bytes, target_width, |frame| {
-        on_frame(frame);
+    run(bytes, luma_only(target_width), |picture| {
+        on_frame(picture.luma);
+        ControlFlow::Continue(())
+    })
+}
+
+fn luma_only(luma_width: u32) -> PictureOptions {
+    PictureOptions {
+        luma_width,
+        rgb_width: None,
+        sample_fps: None,
+    }
+}
+
+/// Decodes the first video track of `bytes` as `options` say, handing each sampled picture
+/// (luma, and RGB when asked for) to `on_picture` in presentation order. Every frame is
+/// decoded; only the sampled ones are converted.
+///
+/// Errors: those of [`crate::probe`]'s parsing.
+pub fn decode_pictures_each(
+    bytes: &[u8],
+    options: PictureOptions,
+    mut on_picture: impl FnMut(VideoPicture),
+) -> Result<LumaSummary, MediaError> {
+    run(bytes, options, |picture| {
+        on_picture(picture);
         ControlFlow::Continue(())
     })
 }
 
 fn run(
     bytes: &[u8],
-    target_width: u32,
-    mut on_frame: impl FnMut(LumaFrame) -> ControlFlow<()>,
+    options: PictureOptions,
+    mut on_picture: impl FnMut(VideoPicture) -> ControlFlow<()>,
 ) -> Result<LumaSummary, MediaError> {
     let Some(video) = encoded_video(bytes)? else {
         return Ok(LumaSummary {
             pixels: PixelSupport::NoVideo,
             decoded: 0,
             skipped: 0,
+            unsampled: 0,
         });
     };
-    let mut decoder = match LumaDecoder::new(&video.codec, video.config.as_deref(), target_width) {
-        Ok(d) => d,
-        Err(e) => {
-            return Ok(LumaSummary {
-                pixels: PixelSupport::NoPixelDecoder(e.codec),
-                decoded: 0,
-                skipped: 0,
-            })
-        }
-    };
+    let mut decoder =
+        match LumaDecoder::new(&video.codec, video.config.as_deref(), options.luma_width) {
+            Ok(d) => d,
+            Err(e) => {
+                return Ok(LumaSummary {
+                    pixels: PixelSupport::NoPixelDecoder(e.codec),
+                    decoded: 0,
+                    skipped: 0,
+                    unsampled: 0,
+                })
+            }
+        };
+    if let Some(width) = options.rgb_width {
+        decoder = decoder.with_rgb(width);
+    }
+    if let Some(fps) = options.sample_fps {
+        decoder = decoder.with_sample_rate(fps);
+    }
     let mut decoded = 0usize;
     let mut stopped = false;
     for frame in &video.frames {
-        if let Some(luma) = decoder.decode_frame(frame) {
+        if let Some(picture) = decoder.decode_picture(frame) {
             decoded += 1;
-            if on_frame(luma).is_break() {
+            if on_picture(picture).is_break() {
                 stopped = true;
                 break;
             }
         }
     }
     if !stopped {
-        for luma in decoder.finish() {
+        for picture in decoder.finish_pictures() {
             decoded += 1;
-            if on_frame(luma).is_break() {
+            if on_picture(picture).is_break() {
                 break;
             }
         }
@@ -207,6 +276,7 @@ fn run(
         pixels: PixelSupport::Decoded,
         decoded,
         skipped: decoder.skipped(),
+        unsampled: decoder.unsampled(),
     })
 }
 
@@ -229,30 +299,135 @@ impl std::error::Error for NoPixelDecoder {}
 
 enum Inner {
     H264(Box<h264::H264Decoder>),
+    Vpx(Box<vpx::VpxDecoder>),
     Jpeg,
 }
 
-/// An incremental luma decoder, fed one encoded frame at a time (a file's frames from
-/// [`encoded_video`], or a live reader's as they arrive).
+/// What a decoder backend did with one frame.
+pub(crate) enum Pic {
+    /// No picture came out (held for reordering, or a hidden frame).
+    Held,
+    /// A picture of this many pixels came out; converted when it was wanted.
+    Out(usize, Option<yuv::Converted>),
+}
+
+/// An RGB8 picture, for models that need colour (faces).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RgbFrame {
+    /// Presentation time in seconds on the media clock.
+    pub pts: f64,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// `width * height * 3` bytes, R, G, B per pixel (BT.601 conversion from the codec's YCbCr),
+    /// row by row, top row first.
+    pub data: Vec<u8>,
+}
+
+/// One decoded, sampled picture: its luma and, when asked for
+/// ([`LumaDecoder::with_rgb`]), its colour.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VideoPicture {
+    /// The downscaled luma plane.
+    pub luma: LumaFrame,
+    /// The RGB picture, when requested.
+    pub rgb: Option<RgbFrame>,
+}
+
+/// Which presented pictures are converted: at most `fps` a second of media, the first picture
+/// at or after each tick. Every frame is still decoded (inter frames need their references);
+/// only conversion and scaling are saved, which is most of the cost at small target sizes.
+#[derive(Debug, Clone, Copy)]
+struct Sampler {
+    interval: f64,
+    next: f64,
+}
+
+impl Sampler {
+    fn due(&self, pts: f64) -> bool {
+        // A thousandth of a frame's slack so that 30 fps sampled at 10 fps takes every third;
+        // a picture well before the last one taken means the clock jumped back: take it.
+        pts >= self.next - self.interval * 1e-3 || pts < self.next - 2.0 * self.interval
+    }
+
+    fn mark(&mut self, pts: f64) {
+        self.next = if pts - self.next >= self.interval || pts < self.next - self.interval {
+            // A gap (or a jump back, as at a new file of a stream): restart the grid here.
+            pts + self.interval
+        } else {
+            self.next + self.interval
+        };
+    }
+}
+
+/// The stream decode budget: a token bucket of decoded pixels refilled on the media clock.
+#[derive(Debug, Clone, Copy)]
+struct Budget {
+    /// Pixels per second of media.
+    rate: f64,
+    tokens: f64,
+    last_pts: Option<f64>,
+    /// The budget ran out: frames are skipped up to the next key frame.
+    awaiting_key: bool,
+}
+
+impl Budget {
+    fn admit(&mut self, pts: f64, key: bool, cost: f64) -> bool {
+        if let Some(last) = self.last_pts {
+            if pts.is_finite() && pts > last {
+                self.tokens = (self.tokens + (pts - last) * self.rate).min(self.rate);
+            }
+        }
+        if pts.is_finite() {
+            self.last_pts = Some(self.last_pts.map_or(pts, |l| l.max(pts)));
+        }
+        if self.awaiting_key && !key {
+            return false;
+        }
+        if self.tokens < cost {
+            // Skipping one inter frame breaks every frame up to the next key frame.
+            self.awaiting_key = true;
+            return false;
+        }
+        self.awaiting_key = false;
+        self.tokens -= cost;
+        true
+    }
+}
+
+/// An incremental pixel decoder, fed one encoded frame at a time (a file's frames from
+/// [`encoded_video`], or a live reader's as they arrive). Gives luma, and RGB when asked for
+/// ([`with_rgb`](Self::with_rgb)); converts only the frames its sampler picks
+/// ([`with_sample_rate`](Self::with_sample_rate)) and, on streams, decodes within a budget
+/// ([`with_pixel_budget`](Self::with_pixel_budget)).
 ///
 /// Frames go in in decode order; pictures come out in presentation order, each stamped with
 /// the time of the frame it came from. For H.264 with B-frames a picture can come out a few
 /// frames after its own; [`finish`](Self::finish) returns those still held at the end.
 pub struct LumaDecoder {
     inner: Inner,
-    target_width: usize,
+    want: yuv::Want,
+    sampler: Option<Sampler>,
+    budget: Option<Budget>,
+    /// Pixels of the last picture, the cost charged to the budget per frame.
+    frame_pixels: f64,
     /// Frames fed whose picture has not come out yet: (pts, presented).
     pending: Vec<(f64, bool)>,
     skipped: usize,
+    unsampled: usize,
+    over_budget: usize,
 }
 
 impl fmt::Debug for LumaDecoder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LumaDecoder")
             .field("codec", &self.codec_name())
-            .field("target_width", &self.target_width)
+            .field("want", &self.want)
             .field("pending", &self.pending.len())
             .field("skipped", &self.skipped)
+            .field("unsampled", &self.unsampled)
+            .field("over_budget", &self.over_budget)
             .finish()
     }
 }
@@ -260,8 +435,8 @@ impl fmt::Debug for LumaDecoder {
 impl LumaDecoder {
     /// A decoder for a stream of `codec` with the container's codec configuration `config`
     /// (H.264: the `avcC` record from MP4/Matroska, frames then being length-prefixed; `None`
-    /// for Annex B streams as in MPEG-TS and AVI), giving frames at most `target_width` pixels
-    /// across.
+    /// for Annex B streams as in MPEG-TS and AVI, and for VP8, VP9 and JPEG), giving frames at
+    /// most `target_width` pixels across.
     ///
     /// Errors: [`NoPixelDecoder`] for a codec this build has no pixel decoder for (see the
     /// module docs).
@@ -270,54 +445,145 @@ impl LumaDecoder {
         config: Option<&[u8]>,
         target_width: u32,
     ) -> Result<Self, NoPixelDecoder> {
+        let failed = |what: &str, e: String| NoPixelDecoder {
+            codec: codec.clone(),
+            reason: format!("{what} did not start: {e}"),
+        };
         let inner = match codec {
-            Codec::H264 => Inner::H264(Box::new(h264::H264Decoder::new(config).map_err(|e| {
-                NoPixelDecoder {
-                    codec: codec.clone(),
-                    reason: format!("OpenH264 did not start: {e}"),
-                }
-            })?)),
+            Codec::H264 => Inner::H264(Box::new(
+                h264::H264Decoder::new(config).map_err(|e| failed("OpenH264", e.to_string()))?,
+            )),
+            Codec::Vp8 => Inner::Vpx(Box::new(
+                vpx::VpxDecoder::vp8().map_err(|e| failed("the VP8 decoder", e))?,
+            )),
+            Codec::Vp9 => Inner::Vpx(Box::new(vpx::VpxDecoder::vp9())),
             Codec::Mjpeg => Inner::Jpeg,
             other => {
                 return Err(NoPixelDecoder {
                     codec: other.clone(),
-                    reason: "this build decodes only H.264 and Motion JPEG to pixels".into(),
+                    reason: "this build decodes only H.264, VP8, VP9 and Motion JPEG to pixels"
+                        .into(),
                 })
             }
         };
         Ok(Self {
             inner,
-            target_width: usize::try_from(target_width.max(1)).unwrap_or(usize::MAX),
+            want: yuv::Want {
+                luma_width: to_usize(target_width),
+                rgb_width: None,
+            },
+            sampler: None,
+            budget: None,
+            frame_pixels: 0.0,
             pending: Vec::new(),
             skipped: 0,
+            unsampled: 0,
+            over_budget: 0,
         })
     }
 
-    /// Decodes one presented frame shown at `pts` seconds; returns the picture that comes out,
-    /// if any (`None` also for a frame that did not decode, which is counted in
-    /// [`skipped`](Self::skipped)).
+    /// Also gives each picture as RGB8 at most `width` pixels across (aspect kept, never
+    /// upscaled): [`VideoPicture::rgb`].
+    #[must_use]
+    pub fn with_rgb(mut self, width: u32) -> Self {
+        self.want.rgb_width = Some(to_usize(width));
+        self
+    }
+
+    /// Converts at most `fps` pictures a second of media (the first at or after each tick of
+    /// a `1/fps` grid); the others are still decoded but give no picture and are counted in
+    /// [`unsampled`](Self::unsampled). A rate that is not positive and finite samples
+    /// everything.
+    #[must_use]
+    pub fn with_sample_rate(mut self, fps: f64) -> Self {
+        self.sampler = (fps.is_finite() && fps > 0.0).then_some(Sampler {
+            interval: 1.0 / fps,
+            next: f64::NEG_INFINITY,
+        });
+        self
+    }
+
+    /// Decodes at most `pixels_per_second` picture pixels a second of media (a token bucket
+    /// holding one second's worth, charged each frame the size of the last picture). A frame
+    /// past the budget is not decoded, and neither is anything after it up to the next key
+    /// frame (inter frames need it); those are counted in
+    /// [`over_budget`](Self::over_budget). Meant for live streams, where a client chooses the
+    /// resolution and frame rate; a value that is not positive and finite means no budget.
+    #[must_use]
+    pub fn with_pixel_budget(mut self, pixels_per_second: f64) -> Self {
+        self.budget =
+            (pixels_per_second.is_finite() && pixels_per_second > 0.0).then_some(Budget {
+                rate: pixels_per_second,
+                tokens: pixels_per_second,
+                last_pts: None,
+                awaiting_key: false,
+            });
+        self
+    }
+
+    /// Decodes one presented frame shown at `pts` seconds; returns the luma of the picture
+    /// that comes out, if any (`None` also for a frame that did not decode, which is counted
+    /// in [`skipped`](Self::skipped)).
     pub fn decode(&mut self, pts: f64, data: &[u8]) -> Option<LumaFrame> {
-        self.feed(pts, true, data)
+        self.feed(pts, true, None, data).map(|p| p.luma)
     }
 
     /// Decodes one frame of an [`EncodedVideo`]; frames that are not presented are decoded (later
     /// frames may need them) but give no picture.
     pub fn decode_frame(&mut self, frame: &EncodedVideoFrame) -> Option<LumaFrame> {
-        self.feed(frame.pts, frame.presented, &frame.data)
+        self.decode_picture(frame).map(|p| p.luma)
+    }
+
+    /// Like [`decode_frame`](Self::decode_frame), with the RGB picture when one was asked for.
+    pub fn decode_picture(&mut self, frame: &EncodedVideoFrame) -> Option<VideoPicture> {
+        self.feed(
+            frame.pts,
+            frame.presented,
+            Some(frame.keyframe),
+            &frame.data,
+        )
+    }
+
+    /// Like [`decode`](Self::decode), with the RGB picture when one was asked for; `keyframe`
+    /// as the container marks it (`None`: read from the frame's bytes), used by the budget.
+    pub fn decode_bytes(
+        &mut self,
+        pts: f64,
+        keyframe: Option<bool>,
+        data: &[u8],
+    ) -> Option<VideoPicture> {
+        self.feed(pts, true, keyframe, data)
+    }
+
+    /// The luma pictures the decoder still holds at the end of the stream.
+    pub fn finish(&mut self) -> Vec<LumaFrame> {
+        self.finish_pictures().into_iter().map(|p| p.luma).collect()
     }
 
     /// The pictures the decoder still holds at the end of the stream.
-    pub fn finish(&mut self) -> Vec<LumaFrame> {
+    pub fn finish_pictures(&mut self) -> Vec<VideoPicture> {
         let Inner::H264(decoder) = &mut self.inner else {
             return Vec::new();
         };
+        let (pending, sampler, want) = (&mut self.pending, &mut self.sampler, self.want);
+        let mut order = Vec::new();
+        let converted = decoder.flush(|| {
+            let (pts, presented) = pop_earliest(pending)?;
+            order.push((pts, presented));
+            let due = presented && sampler.as_ref().is_none_or(|s| s.due(pts));
+            if due {
+                if let Some(s) = sampler.as_mut() {
+                    s.mark(pts);
+                }
+            }
+            due.then_some(want)
+        });
         let mut out = Vec::new();
-        for plane in decoder.flush(self.target_width) {
-            let Some((pts, presented)) = pop_earliest(&mut self.pending) else {
-                break;
-            };
-            if presented {
-                out.push(frame_at(pts, plane));
+        for ((pts, presented), picture) in order.into_iter().zip(converted) {
+            match picture {
+                Some(c) => out.push(picture_at(pts, c)),
+                None if presented => self.unsampled += 1,
+                None => {}
             }
         }
         self.skipped += self.pending.len();
@@ -330,59 +596,176 @@ impl LumaDecoder {
         self.skipped
     }
 
+    /// Presented frames decoded but passed over by the sampler so far.
+    pub fn unsampled(&self) -> usize {
+        self.unsampled
+    }
+
+    /// Frames not decoded because the budget ran out, so far.
+    pub fn over_budget(&self) -> usize {
+        self.over_budget
+    }
+
     fn codec_name(&self) -> &'static str {
-        match self.inner {
+        match &self.inner {
             Inner::H264(_) => "h264",
+            Inner::Vpx(v) => match **v {
+                vpx::VpxDecoder::Vp8(_) => "vp8",
+                vpx::VpxDecoder::Vp9(_) => "vp9",
+            },
             Inner::Jpeg => "mjpeg",
         }
     }
 
-    fn feed(&mut self, pts: f64, presented: bool, data: &[u8]) -> Option<LumaFrame> {
+    fn is_keyframe(&self, data: &[u8]) -> bool {
+        match &self.inner {
+            Inner::H264(d) => d.is_idr(data),
+            Inner::Vpx(v) => match **v {
+                // RFC 6386 9.1: bit 0 of the frame tag is 0 on key frames.
+                vpx::VpxDecoder::Vp8(_) => data.first().is_some_and(|b| b & 1 == 0),
+                vpx::VpxDecoder::Vp9(_) => vpx::vp9_is_key(data),
+            },
+            Inner::Jpeg => true,
+        }
+    }
+
+    fn due(&self, pts: f64, presented: bool) -> Option<yuv::Want> {
+        let due = presented && self.sampler.as_ref().is_none_or(|s| s.due(pts));
+        due.then_some(self.want)
+    }
+
+    fn shown(&mut self, pts: f64, picture: Option<yuv::Converted>) -> Option<VideoPicture> {
+        let Some(c) = picture else {
+            self.unsampled += 1;
+            return None;
+        };
+        if let Some(s) = self.sampler.as_mut() {
+            s.mark(pts);
+        }
+        Some(picture_at(pts, c))
+    }
+
+    fn feed(
+        &mut self,
+        pts: f64,
+        presented: bool,
+        keyframe: Option<bool>,
+        data: &[u8],
+    ) -> Option<VideoPicture> {
         // A frame without a usable time is decoded (others may need it) but never shown.
         let presented = presented && pts.is_finite();
         if data.is_empty() {
             self.skipped += 1;
             return None;
         }
+        if self.budget.is_some() {
+            let key = keyframe.unwrap_or_else(|| self.is_keyframe(data));
+            let cost = self.frame_pixels;
+            if let Some(budget) = self.budget.as_mut() {
+                if !budget.admit(pts, key, cost) {
+                    self.over_budget += 1;
+                    return None;
+                }
+            }
+        }
         match &mut self.inner {
-            Inner::Jpeg => match mjpeg::decode(data, self.target_width) {
-                Some(plane) => presented.then(|| frame_at(pts, plane)),
-                None => {
-                    self.skipped += 1;
-                    None
-                }
-            },
-            Inner::H264(decoder) => match decoder.decode(data, self.target_width) {
-                Err(h264::FrameError::Corrupt) => {
-                    self.skipped += 1;
-                    None
-                }
-                Ok(None) => {
-                    self.pending.push((pts, presented));
-                    if self.pending.len() > MAX_PENDING {
-                        pop_earliest(&mut self.pending);
-                        self.skipped += 1;
+            Inner::Jpeg => {
+                // Every JPEG stands alone: a frame the sampler passes over is not decoded.
+                let Some(want) = self.due(pts, presented) else {
+                    self.unsampled += usize::from(presented);
+                    return None;
+                };
+                match mjpeg::decode(data, want) {
+                    Some((pixels, c)) => {
+                        self.frame_pixels = pixels as f64;
+                        self.shown(pts, Some(c))
                     }
-                    None
+                    None => {
+                        self.skipped += 1;
+                        None
+                    }
                 }
-                Ok(Some(plane)) => {
-                    let (pts, shown) = if decoder.reorder_free() {
-                        // Without reordering the picture is this frame's; anything still
-                        // pending never produced one.
-                        self.skipped += self.pending.len();
-                        self.pending.clear();
-                        (pts, presented)
-                    } else {
-                        // Pictures leave in presentation order: this one is the earliest of the
-                        // frames fed and not yet out.
+            }
+            Inner::Vpx(_) => {
+                let want = self.due(pts, presented);
+                let Inner::Vpx(decoder) = &mut self.inner else {
+                    return None;
+                };
+                match decoder.decode(data, want) {
+                    Err(()) => {
+                        self.skipped += 1;
+                        None
+                    }
+                    Ok(Pic::Held) => None,
+                    Ok(Pic::Out(pixels, _)) if !presented => {
+                        self.frame_pixels = pixels as f64;
+                        None
+                    }
+                    Ok(Pic::Out(pixels, picture)) => {
+                        self.frame_pixels = pixels as f64;
+                        self.shown(pts, picture)
+                    }
+                }
+            }
+            Inner::H264(decoder) => {
+                // The picture that would come out now is this frame's, or with reordering the
+                // earliest fed and not yet out: sample on that one's time.
+                let (next_pts, next_presented) = if decoder.reorder_free() {
+                    (pts, presented)
+                } else {
+                    self.pending
+                        .iter()
+                        .copied()
+                        .chain([(pts, presented)])
+                        .min_by(|a, b| a.0.total_cmp(&b.0))
+                        .unwrap_or((pts, presented))
+                };
+                let due = next_presented && self.sampler.as_ref().is_none_or(|s| s.due(next_pts));
+                let want = due.then_some(self.want);
+                let Inner::H264(decoder) = &mut self.inner else {
+                    return None;
+                };
+                match decoder.decode(data, want) {
+                    Err(h264::FrameError::Corrupt) => {
+                        self.skipped += 1;
+                        None
+                    }
+                    Ok(Pic::Held) => {
                         self.pending.push((pts, presented));
-                        pop_earliest(&mut self.pending)?
-                    };
-                    shown.then(|| frame_at(pts, plane))
+                        if self.pending.len() > MAX_PENDING {
+                            pop_earliest(&mut self.pending);
+                            self.skipped += 1;
+                        }
+                        None
+                    }
+                    Ok(Pic::Out(pixels, picture)) => {
+                        self.frame_pixels = pixels as f64;
+                        let (pts, shown) = if decoder.reorder_free() {
+                            // Without reordering the picture is this frame's; anything still
+                            // pending never produced one.
+                            self.skipped += self.pending.len();
+                            self.pending.clear();
+                            (pts, presented)
+                        } else {
+                            // Pictures leave in presentation order: this one is the earliest of
+                            // the frames fed and not yet out.
+                            self.pending.push((pts, presented));
+                            pop_earliest(&mut self.pending)?
+                        };
+                        if shown {
+                            self.shown(pts, picture)
+                        } else {
+                            None
+                        }
+                    }
                 }
-            },
+            }
         }
     }
+}
+
+fn to_usize(width: u32) -> usize {
+    usize::try_from(width.max(1)).unwrap_or(usize::MAX)
 }
 
 fn pop_earliest(pending: &mut Vec<(f64, bool)>) -> Option<(f64, bool)> {
@@ -393,12 +776,20 @@ fn pop_earliest(pending: &mut Vec<(f64, bool)>) -> Option<(f64, bool)> {
     Some(pending.swap_remove(i))
 }
 
-fn frame_at(pts: f64, plane: scale::Plane) -> LumaFrame {
-    LumaFrame {
-        pts,
-        width: plane.width,
-        height: plane.height,
-        data: plane.data,
+fn picture_at(pts: f64, c: yuv::Converted) -> VideoPicture {
+    VideoPicture {
+        luma: LumaFrame {
+            pts,
+            width: c.luma.width,
+            height: c.luma.height,
+            data: c.luma.data,
+        },
+        rgb: c.rgb.map(|rgb| RgbFrame {
+            pts,
+            width: rgb.width,
+            height: rgb.height,
+            data: rgb.data,
+        }),
     }
 }
 
@@ -408,18 +799,45 @@ mod tests {
 
     #[test]
     fn codecs_without_a_pixel_decoder_are_named() {
-        for codec in [Codec::Vp8, Codec::Vp9, Codec::Mpeg4Part2, Codec::Mpeg2Video] {
+        for codec in [Codec::Mpeg4Part2, Codec::Mpeg2Video] {
             let err = LumaDecoder::new(&codec, None, 160).unwrap_err();
             assert_eq!(err.codec, codec);
             assert!(!has_pixel_decoder(&codec));
         }
-        assert!(has_pixel_decoder(&Codec::H264) && has_pixel_decoder(&Codec::Mjpeg));
+        for codec in [Codec::H264, Codec::Vp8, Codec::Vp9, Codec::Mjpeg] {
+            assert!(has_pixel_decoder(&codec));
+            assert!(LumaDecoder::new(&codec, None, 160).is_ok());
+        }
     }
 
     #[test]
     fn a_decoder_can_move_to_another_thread() {
         fn send<T: Send>(_: &T) {}
-        send(&LumaDecoder::new(&Codec::H264, None, 160).unwrap());
+        for codec in [Codec::H264, Codec::Vp8, Codec::Vp9, Codec::Mjpeg] {
+            send(&LumaDecoder::new(&codec, None, 160).unwrap());
+        }
+    }
+
+    #[test]
+    fn the_sampler_takes_the_first_picture_of_each_tick() {
+        let mut s = Sampler {
+            interval: 0.2,
+            next: f64::NEG_INFINITY,
+        };
+        let mut taken = Vec::new();
+        // 30 fps for one second, sampled at 5 fps.
+        for i in 0..30 {
+            let pts = f64::from(i) / 30.0;
+            if s.due(pts) {
+                s.mark(pts);
+                taken.push(i);
+            }
+        }
+        assert_eq!(taken, [0, 6, 12, 18, 24]);
+        // A jump back of the clock restarts the grid there.
+        assert!(s.due(0.1));
+        s.mark(0.1);
+        assert!(!s.due(0.2) && s.due(0.3));
     }
 
     #[test]

@@ -535,6 +535,12 @@ impl MkvDemuxer {
             has_video: video.is_some(),
             has_audio: first(TrackKind::Audio).is_some(),
         });
+        if let (Input::Stream, Some(entry)) = (self.input, first(TrackKind::Video)) {
+            out.push(Event::VideoSetup {
+                codec: entry.track.codec.clone(),
+                config: entry.codec_private.clone(),
+            });
+        }
         self.routes = Some(Routes {
             audio,
             video,
@@ -602,7 +608,9 @@ impl MkvDemuxer {
                     size: u32::try_from(data.len()).unwrap_or(u32::MAX),
                     keyframe,
                 };
-                let bytes = (self.input == Input::WholeFile).then(|| data.to_vec());
+                // A stream's frames carry their bytes too, for the live pixel decoder; each is
+                // dropped once decoded.
+                let bytes = Some(data.to_vec());
                 out.push(Event::Video(frame, bytes));
             } else if Some(block.track) == routes.audio {
                 if let Some(mut setup) = routes.setup.take() {

@@ -60,7 +60,10 @@ impl MkvReader {
                 Event::AudioSetup(setup) => reader.audio_lead = setup.lead,
                 Event::Audio(packet) => reader.audio.push(packet),
                 Event::Video(frame, data) => reader.video.push((frame, data.unwrap_or_default())),
-                Event::Header { .. } | Event::Problem(_) | Event::NewFile => {}
+                Event::Header { .. }
+                | Event::VideoSetup { .. }
+                | Event::Problem(_)
+                | Event::NewFile => {}
             }
         }
         Ok(reader)

@@ -1,0 +1,209 @@
+//! Turning one decoded YUV picture into what the caller asked for: a downscaled luma plane and,
+//! when wanted, an RGB8 image at its own size.
+//!
+//! Decoders hand over borrowed planes ([`Yuv`]); nothing is converted for a frame the sampler
+//! passes over, which is where the cost of decoding at full frame rate is saved.
+
+use super::scale::{downscale, scaled_size, Plane};
+
+/// A decoded 8-bit picture as planes borrowed from its decoder.
+pub(crate) struct Yuv<'a> {
+    pub(crate) width: usize,
+    pub(crate) height: usize,
+    pub(crate) y: &'a [u8],
+    pub(crate) y_stride: usize,
+    pub(crate) u: &'a [u8],
+    pub(crate) v: &'a [u8],
+    pub(crate) uv_stride: usize,
+    /// Chroma subsampling as shifts: (1, 1) for 4:2:0.
+    pub(crate) shift_x: u32,
+    pub(crate) shift_y: u32,
+    /// Full-range samples (JPEG) rather than studio range (16-235, most video).
+    pub(crate) full_range: bool,
+}
+
+/// What to make of each sampled picture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Want {
+    /// Luma at most this wide.
+    pub(crate) luma_width: usize,
+    /// RGB at most this wide (aspect kept, never upscaled); `None`: no RGB.
+    pub(crate) rgb_width: Option<usize>,
+}
+
+/// An RGB8 image, 3 bytes a pixel, rows packed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Rgb {
+    pub(crate) width: u32,
+    pub(crate) height: u32,
+    pub(crate) data: Vec<u8>,
+}
+
+/// The outputs of one picture.
+pub(crate) struct Converted {
+    pub(crate) luma: Plane,
+    pub(crate) rgb: Option<Rgb>,
+}
+
+/// Converts `pic` as `want` says; `None` when its planes are smaller than its geometry.
+pub(crate) fn convert(pic: &Yuv<'_>, want: Want) -> Option<Converted> {
+    let luma = downscale(pic.y, pic.y_stride, pic.width, pic.height, want.luma_width)?;
+    let rgb = match want.rgb_width {
+        Some(w) => Some(to_rgb(pic, w)?),
+        None => None,
+    };
+    Some(Converted { luma, rgb })
+}
+
+/// The picture as RGB8 at most `target_width` across: Y, U and V are each box-resampled to the
+/// output grid, then converted with the BT.601 matrix (what browsers' and webcams' SD and HD
+/// streams mostly carry; the difference to BT.709 is a slight hue shift, immaterial for faces).
+fn to_rgb(pic: &Yuv<'_>, target_width: usize) -> Option<Rgb> {
+    let (ow, oh) = scaled_size(pic.width, pic.height, target_width);
+    let y = resample(pic.y, pic.y_stride, pic.width, pic.height, ow, oh)?;
+    let cw = (pic.width + (1 << pic.shift_x) - 1) >> pic.shift_x;
+    let ch = (pic.height + (1 << pic.shift_y) - 1) >> pic.shift_y;
+    let u = resample(pic.u, pic.uv_stride, cw, ch, ow, oh)?;
+    let v = resample(pic.v, pic.uv_stride, cw, ch, ow, oh)?;
+    let mut data = Vec::with_capacity(ow * oh * 3);
+    for ((&y, &u), &v) in y.iter().zip(&u).zip(&v) {
+        data.extend_from_slice(&ycbcr_to_rgb(y, u, v, pic.full_range));
+    }
+    Some(Rgb {
+        width: u32::try_from(ow).ok()?,
+        height: u32::try_from(oh).ok()?,
+        data,
+    })
+}
+
+/// One BT.601 YCbCr sample as RGB (fixed point, 16 fractional bits).
+pub(crate) fn ycbcr_to_rgb(y: u8, cb: u8, cr: u8, full_range: bool) -> [u8; 3] {
+    let (y, cb, cr) = (i32::from(y), i32::from(cb) - 128, i32::from(cr) - 128);
+    let (y, k_r, k_gb, k_gr, k_b) = if full_range {
+        (y << 16, 91_881, 22_554, 46_802, 116_130)
+    } else {
+        ((y - 16) * 76_309, 104_597, 25_675, 53_279, 132_201)
+    };
+    let clamp = |v: i32| ((v + (1 << 15)) >> 16).clamp(0, 255) as u8;
+    [
+        clamp(y + k_r * cr),
+        clamp(y - k_gb * cb - k_gr * cr),
+        clamp(y + k_b * cb),
+    ]
+}
+
+/// Resamples a `w` x `h` plane (rows `stride` apart) to exactly `ow` x `oh`: each output pixel
+/// is the mean of the source box it covers, or the nearest source pixel when upsampling (the
+/// chroma planes of 4:2:0 at full size).
+pub(crate) fn resample(
+    src: &[u8],
+    stride: usize,
+    w: usize,
+    h: usize,
+    ow: usize,
+    oh: usize,
+) -> Option<Vec<u8>> {
+    if w == 0 || h == 0 || ow == 0 || oh == 0 || stride < w {
+        return None;
+    }
+    if src.len() < stride.checked_mul(h - 1)?.checked_add(w)? {
+        return None;
+    }
+    let bins = |n: usize, on: usize| -> Vec<(usize, usize)> {
+        (0..on)
+            .map(|i| {
+                let a = (i * n / on).min(n - 1);
+                (a, ((i + 1) * n / on).clamp(a + 1, n))
+            })
+            .collect()
+    };
+    let (cols, rows) = (bins(w, ow), bins(h, oh));
+    let mut out = Vec::with_capacity(ow * oh);
+    for &(y0, y1) in &rows {
+        for &(x0, x1) in &cols {
+            let mut sum = 0u32;
+            for row in y0..y1 {
+                sum += src[row * stride + x0..row * stride + x1]
+                    .iter()
+                    .map(|&p| u32::from(p))
+                    .sum::<u32>();
+            }
+            let n = ((y1 - y0) * (x1 - x0)) as u32;
+            out.push(((sum + n / 2) / n) as u8);
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Within one step per channel (the 8-bit YCbCr of a primary is itself rounded).
+    fn close(a: [u8; 3], b: [u8; 3]) -> bool {
+        a.iter().zip(b).all(|(&x, y)| x.abs_diff(y) <= 1)
+    }
+
+    #[test]
+    fn studio_and_full_range_primaries_convert_to_their_colours() {
+        // Studio-range BT.601 red, green, blue, black and white.
+        assert!(close(ycbcr_to_rgb(81, 90, 240, false), [255, 0, 0]));
+        assert!(close(ycbcr_to_rgb(145, 54, 34, false), [0, 255, 0]));
+        assert!(close(ycbcr_to_rgb(41, 240, 110, false), [0, 0, 255]));
+        assert_eq!(ycbcr_to_rgb(16, 128, 128, false), [0, 0, 0]);
+        assert_eq!(ycbcr_to_rgb(235, 128, 128, false), [255, 255, 255]);
+        assert_eq!(ycbcr_to_rgb(128, 128, 128, true), [128, 128, 128]);
+        let red = ycbcr_to_rgb(76, 85, 255, true);
+        assert!(red[0] >= 253 && red[1] <= 2 && red[2] <= 2, "{red:?}");
+    }
+
+    #[test]
+    fn resampling_averages_down_and_repeats_up() {
+        let src = [10, 20, 30, 40];
+        assert_eq!(resample(&src, 2, 2, 2, 1, 1).unwrap(), vec![25]);
+        assert_eq!(
+            resample(&src, 2, 2, 2, 4, 2).unwrap(),
+            vec![10, 10, 20, 20, 30, 30, 40, 40]
+        );
+        assert!(resample(&src, 2, 2, 3, 1, 1).is_none());
+    }
+
+    #[test]
+    fn a_420_picture_gives_rgb_at_the_requested_width() {
+        // 4x2 picture: left half red, right half blue (chroma 2x1).
+        let y = [81, 81, 41, 41, 81, 81, 41, 41];
+        let (u, v) = ([90, 240], [240, 110]);
+        let pic = Yuv {
+            width: 4,
+            height: 2,
+            y: &y,
+            y_stride: 4,
+            u: &u,
+            v: &v,
+            uv_stride: 2,
+            shift_x: 1,
+            shift_y: 1,
+            full_range: false,
+        };
+        let full = to_rgb(&pic, 4).unwrap();
+        assert_eq!((full.width, full.height), (4, 2));
+        assert!(close(
+            [full.data[0], full.data[1], full.data[2]],
+            [255, 0, 0]
+        ));
+        assert!(close(
+            [full.data[9], full.data[10], full.data[11]],
+            [0, 0, 255]
+        ));
+        let half = to_rgb(&pic, 2).unwrap();
+        assert_eq!((half.width, half.height), (2, 1));
+        assert!(close(
+            [half.data[0], half.data[1], half.data[2]],
+            [255, 0, 0]
+        ));
+        assert!(close(
+            [half.data[3], half.data[4], half.data[5]],
+            [0, 0, 255]
+        ));
+    }
+}
