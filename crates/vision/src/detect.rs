@@ -12,7 +12,7 @@ const REGRESSORS: usize = 16;
 /// Logits are clamped before the sigmoid, as MediaPipe's `score_clipping_thresh`.
 const RAW_SCORE_LIMIT: f32 = 80.0;
 /// Detections at or below this score are dropped (MediaPipe's `min_score_thresh`).
-pub const MIN_SCORE: f32 = 0.5;
+const MIN_SCORE: f32 = 0.5;
 /// Boxes overlapping more than this (IoU) are merged into one face.
 const MIN_SUPPRESSION_THRESHOLD: f32 = 0.3;
 
@@ -66,7 +66,7 @@ pub type Keypoint = [f32; 2];
 pub struct Face {
     /// The face box, normalized to the frame.
     pub bbox: BBox,
-    /// Detector confidence, above [`MIN_SCORE`].
+    /// Detector confidence (sigmoid of the anchor's logit), above 0.5.
     pub score: f32,
     /// BlazeFace's six keypoints, normalized to the frame, in the model's order: eye on the
     /// image's left, eye on the image's right, nose tip, mouth centre, ear region (tragion) on
