@@ -253,7 +253,10 @@ pub(crate) fn handshake_credential(
 /// The SDK a client announced: the `X-Service-SDK` (or `X-Interhuman-SDK`) header wins over
 /// the query's `ih_sdk`/`ih_sdk_version` pair (read before the older `sdk`/`sdk_version` pair).
 /// Recorded only; it never changes what the server does.
-fn announced_sdk(headers: &HeaderMap, query: &HashMap<String, String>) -> Option<String> {
+pub(crate) fn announced_sdk(
+    headers: &HeaderMap,
+    query: &HashMap<String, String>,
+) -> Option<String> {
     let pair = |name: &str, version: &str| {
         Some(format!(
             "{}/{}",
@@ -274,7 +277,7 @@ fn announced_sdk(headers: &HeaderMap, query: &HashMap<String, String>) -> Option
 }
 
 /// The handshake's query parameters, decoded (`+` and `%XX`); the first of a repeated name wins.
-fn parse_query(query: Option<&str>) -> HashMap<String, String> {
+pub(crate) fn parse_query(query: Option<&str>) -> HashMap<String, String> {
     let mut out = HashMap::new();
     for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
         if !key.is_empty() {
