@@ -329,24 +329,24 @@ fn checked(
 
 /// Feeds H.264 frames to the OpenH264 pixel decoder (input layout: [`luma`]).
 pub fn h264(data: &[u8]) {
-    luma(&Codec::H264, data);
+    let _ = luma(&Codec::H264, data);
 }
 
 /// Feeds Motion JPEG frames to the zune-jpeg pixel decoder (input layout: [`luma`]).
 pub fn mjpeg(data: &[u8]) {
-    luma(&Codec::Mjpeg, data);
+    let _ = luma(&Codec::Mjpeg, data);
 }
 
 /// Feeds VP8 frames to the pixel decoder for VP8 (input layout: [`luma`]); returns at once
 /// while this build has none (see `video::has_pixel_decoder`).
 pub fn vp8(data: &[u8]) {
-    luma(&Codec::Vp8, data);
+    let _ = luma(&Codec::Vp8, data);
 }
 
 /// Feeds VP9 frames to the pixel decoder for VP9 (input layout: [`luma`]); returns at once
 /// while this build has none.
 pub fn vp9(data: &[u8]) {
-    luma(&Codec::Vp9, data);
+    let _ = luma(&Codec::Vp9, data);
 }
 
 /// Picture widths the luma targets ask for, picked by bits 1-2 of the flags byte: the
@@ -368,10 +368,11 @@ const LUMA_FRAME_SECONDS: f64 = 0.04;
 ///
 /// [`luma_input`] writes a file's encoded video in this layout (the seed corpora). Checks every
 /// picture: within the target width, a plane of `width * height` bytes, stamped with the time
-/// of a frame that was fed; no more pictures plus skipped frames than frames.
-pub fn luma(codec: &Codec, data: &[u8]) {
+/// of a frame that was fed; no more pictures plus skipped frames than frames. Returns how many
+/// pictures came out (the seeds' tests check that the layout reaches the decoder).
+pub fn luma(codec: &Codec, data: &[u8]) -> usize {
     let Some((&flags, mut rest)) = data.split_first() else {
-        return;
+        return 0;
     };
     let config = if flags & 1 == 1 {
         let (config, tail) = take_prefixed(rest);
@@ -383,7 +384,7 @@ pub fn luma(codec: &Codec, data: &[u8]) {
     let width = LUMA_WIDTHS[usize::from((flags >> 1) & 3)];
     let hide_odd = flags & 8 != 0;
     let Ok(mut decoder) = LumaDecoder::new(codec, config, width) else {
-        return;
+        return 0;
     };
     let mut fed = 0usize;
     let mut pictures = Vec::new();
@@ -427,6 +428,7 @@ pub fn luma(codec: &Codec, data: &[u8]) {
             picture.pts
         );
     }
+    pictures.len()
 }
 
 /// Splits a 16-bit big-endian length-prefixed chunk off `data`: (the chunk, the rest); a

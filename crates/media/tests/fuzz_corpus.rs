@@ -8,8 +8,11 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
+/// A target's body: the function its `fuzz_target!` calls.
+type Body = fn(&[u8]);
+
 /// Every media target and the function its `fuzz_target!` calls.
-const TARGETS: &[(&str, fn(&[u8]))] = &[
+const TARGETS: &[(&str, Body)] = &[
     ("mp4", attune_media::fuzzing::mp4),
     ("mkv", attune_media::fuzzing::mkv),
     ("avi", attune_media::fuzzing::avi),
@@ -46,7 +49,7 @@ fn inputs(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Runs every input of `target` through `run`; returns the inputs that panicked.
-fn replay(target: &str, run: fn(&[u8])) -> (usize, Vec<String>) {
+fn replay(target: &str, run: Body) -> (usize, Vec<String>) {
     let mut failed = Vec::new();
     let mut count = 0;
     for kind in ["corpus", "regressions"] {
@@ -71,6 +74,26 @@ fn every_committed_media_fuzz_input_runs_without_a_panic() {
         failed.extend(bad);
     }
     assert!(failed.is_empty(), "inputs that panic: {failed:#?}");
+}
+
+/// The luma targets' input layout reaches the pixel decoders: a fixture's frames, written as
+/// its seed is, decode to pictures (else the `h264` and `mjpeg` targets would fuzz nothing).
+#[test]
+fn luma_seeds_decode_to_pictures() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+    for (name, codec) in [
+        ("mp4_h264_aac.mp4", attune_media::Codec::H264),
+        ("ts_h264_aac.ts", attune_media::Codec::H264),
+        ("avi_mjpeg_pcm_s16le.avi", attune_media::Codec::Mjpeg),
+    ] {
+        let file = std::fs::read(fixtures.join(name)).expect("fixture");
+        for flags in [0u8, 0x0a] {
+            let (found, input) = attune_media::fuzzing::luma_input(&file, flags).expect("video");
+            assert_eq!(found, codec, "{name}");
+            let pictures = attune_media::fuzzing::luma(&codec, &input);
+            assert!(pictures > 0, "{name} with flags {flags:#x}: no picture");
+        }
+    }
 }
 
 /// Writes the luma targets' seeds from the video fixtures (`fuzz/seed.sh` runs it): each

@@ -9,8 +9,11 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
+/// A target's body: the function its `fuzz_target!` calls.
+type Body = fn(&[u8]);
+
 /// Every server target and the function its `fuzz_target!` calls.
-const TARGETS: &[(&str, fn(&[u8]))] = &[
+const TARGETS: &[(&str, Body)] = &[
     ("upload_form", attune_server::fuzzing::upload_form),
     ("handshake", attune_server::fuzzing::handshake),
     ("client_frame", attune_server::fuzzing::client_frame),
