@@ -63,7 +63,7 @@ fn check_refusal(error: &ServiceError, status: hyper::StatusCode, allowed: &[Err
 /// current-thread runtime), then the v1 or v2 checks, as the upload routes run them.
 ///
 /// Layout: byte 0, flags: bit 0 the v2 route (its early `model` check included), bits 1-5
-/// the principal's scopes, bits 6-7 the chunk size the body arrives in (1, 7, 64 bytes or
+/// the principal's scopes (in `Scope::ALL`'s order; `service.upload` always), bits 6-7 the chunk size the body arrives in (1, 7, 64 bytes or
 /// whole); then the `Content-Type` header value up to the first `\n`; the rest is the body.
 /// The file part is limited to 4 KiB.
 pub fn upload_form(data: &[u8]) {
@@ -71,7 +71,7 @@ pub fn upload_form(data: &[u8]) {
         return;
     };
     let v2 = flags & 1 != 0;
-    let principal = principal((flags >> 1) & 0x3f | 1);
+    let principal = principal((flags >> 1) & 0x1f | 1);
     let (content_type, body) = match rest.iter().position(|&b| b == b'\n') {
         Some(at) => (&rest[..at], &rest[at + 1..]),
         None => (rest, &[][..]),
