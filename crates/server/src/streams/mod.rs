@@ -257,11 +257,20 @@ pub(crate) fn announced_sdk(
     headers: &HeaderMap,
     query: &HashMap<String, String>,
 ) -> Option<String> {
+    // Percent-decoding gives back any character, and the value is logged: control characters
+    // (a `%0A` would forge a log line in the text format) are shown as `?`, as
+    // `redact::loggable_value` does for the header.
+    let shown = |text: &str, max: usize| -> String {
+        text.chars()
+            .take(max)
+            .map(|c| if c.is_control() { '?' } else { c })
+            .collect()
+    };
     let pair = |name: &str, version: &str| {
         Some(format!(
             "{}/{}",
-            query.get(name)?.chars().take(64).collect::<String>(),
-            query.get(version)?.chars().take(32).collect::<String>()
+            shown(query.get(name)?, 64),
+            shown(query.get(version)?, 32)
         ))
     };
     let from_query = pair("ih_sdk", "ih_sdk_version").or_else(|| pair("sdk", "sdk_version"));
@@ -585,6 +594,17 @@ mod tests {
         let h = headers(&[("x-service-sdk", "ts/3.0.0")]);
         let q = parse_query(Some("ih_sdk=py&ih_sdk_version=2.1.0"));
         assert_eq!(announced_sdk(&h, &q).unwrap(), "ts/3.0.0");
+    }
+
+    /// Found by the `handshake` fuzz target (fuzz/regressions/handshake/): the query's SDK
+    /// pair, percent-decoded, reached the logs with its control characters.
+    #[test]
+    fn a_query_sdk_with_control_characters_is_logged_without_them() {
+        let q = parse_query(Some("ih_sdk=py%0Aforged%20line%00&ih_sdk_version=1%0D%1B[2J"));
+        assert_eq!(
+            announced_sdk(&headers(&[]), &q).unwrap(),
+            "py?forged line?/1??[2J"
+        );
     }
 
     #[test]
