@@ -600,7 +600,9 @@ mod tests {
     /// pair, percent-decoded, reached the logs with its control characters.
     #[test]
     fn a_query_sdk_with_control_characters_is_logged_without_them() {
-        let q = parse_query(Some("ih_sdk=py%0Aforged%20line%00&ih_sdk_version=1%0D%1B[2J"));
+        let q = parse_query(Some(
+            "ih_sdk=py%0Aforged%20line%00&ih_sdk_version=1%0D%1B[2J",
+        ));
         assert_eq!(
             announced_sdk(&headers(&[]), &q).unwrap(),
             "py?forged line?/1??[2J"
