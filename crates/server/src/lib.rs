@@ -16,6 +16,9 @@ pub mod clock;
 pub mod commands;
 pub mod config;
 mod demo;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod http_error;
 pub mod ids;
 pub mod jobs;

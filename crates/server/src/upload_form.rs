@@ -348,6 +348,21 @@ pub async fn read_form(
     if content_length(headers).is_some_and(|length| length > body_limit) {
         return Err(too_large(max_file_bytes));
     }
+    read_parts(body, boundary, max_file_bytes, on_field).await
+}
+
+/// The multipart parsing of [`read_form`] over any byte stream (the fuzz targets feed it
+/// arbitrary bytes): the stream's errors are those of [`LimitedBody`] in the server.
+pub(crate) async fn read_parts<S, E>(
+    body: S,
+    boundary: String,
+    max_file_bytes: u64,
+    on_field: &mut (dyn FnMut(&RawUploadForm) -> Result<(), ServiceError> + Send),
+) -> Result<RawUploadForm, HttpError>
+where
+    S: futures_util::Stream<Item = Result<Bytes, E>> + Send + 'static,
+    E: Into<Box<dyn std::error::Error + Send + Sync>> + 'static,
+{
     let mut multipart = multer::Multipart::new(body, boundary);
     let mut form = RawUploadForm::default();
     while let Some(field) = multipart

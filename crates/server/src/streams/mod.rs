@@ -253,12 +253,24 @@ pub(crate) fn handshake_credential(
 /// The SDK a client announced: the `X-Service-SDK` (or `X-Interhuman-SDK`) header wins over
 /// the query's `ih_sdk`/`ih_sdk_version` pair (read before the older `sdk`/`sdk_version` pair).
 /// Recorded only; it never changes what the server does.
-fn announced_sdk(headers: &HeaderMap, query: &HashMap<String, String>) -> Option<String> {
+pub(crate) fn announced_sdk(
+    headers: &HeaderMap,
+    query: &HashMap<String, String>,
+) -> Option<String> {
+    // Percent-decoding gives back any character, and the value is logged: control characters
+    // (a `%0A` would forge a log line in the text format) are shown as `?`, as
+    // `redact::loggable_value` does for the header.
+    let shown = |text: &str, max: usize| -> String {
+        text.chars()
+            .take(max)
+            .map(|c| if c.is_control() { '?' } else { c })
+            .collect()
+    };
     let pair = |name: &str, version: &str| {
         Some(format!(
             "{}/{}",
-            query.get(name)?.chars().take(64).collect::<String>(),
-            query.get(version)?.chars().take(32).collect::<String>()
+            shown(query.get(name)?, 64),
+            shown(query.get(version)?, 32)
         ))
     };
     let from_query = pair("ih_sdk", "ih_sdk_version").or_else(|| pair("sdk", "sdk_version"));
@@ -274,7 +286,7 @@ fn announced_sdk(headers: &HeaderMap, query: &HashMap<String, String>) -> Option
 }
 
 /// The handshake's query parameters, decoded (`+` and `%XX`); the first of a repeated name wins.
-fn parse_query(query: Option<&str>) -> HashMap<String, String> {
+pub(crate) fn parse_query(query: Option<&str>) -> HashMap<String, String> {
     let mut out = HashMap::new();
     for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
         if !key.is_empty() {
@@ -582,6 +594,19 @@ mod tests {
         let h = headers(&[("x-service-sdk", "ts/3.0.0")]);
         let q = parse_query(Some("ih_sdk=py&ih_sdk_version=2.1.0"));
         assert_eq!(announced_sdk(&h, &q).unwrap(), "ts/3.0.0");
+    }
+
+    /// Found by the `handshake` fuzz target (fuzz/regressions/handshake/): the query's SDK
+    /// pair, percent-decoded, reached the logs with its control characters.
+    #[test]
+    fn a_query_sdk_with_control_characters_is_logged_without_them() {
+        let q = parse_query(Some(
+            "ih_sdk=py%0Aforged%20line%00&ih_sdk_version=1%0D%1B[2J",
+        ));
+        assert_eq!(
+            announced_sdk(&headers(&[]), &q).unwrap(),
+            "py?forged line?/1??[2J"
+        );
     }
 
     #[test]
