@@ -14,8 +14,16 @@
 //! stays under a second (the tool counts the samples at or over a second).
 //!
 //! Usage: `cargo run --release -p attune-server --example stream_load -- --url ws://ADDR
-//! --key KEY --sessions N --seconds S [--ramp S] [--server-pid PID] [--file PATH]`.
+//! --key KEY --sessions N --seconds S [--ramp S] [--server-pid PID] [--file PATH]
+//! [--session-seconds S] [--slice S]`.
 //! `benches/stream_load.sh` starts a server and runs this for 50, 200 and 500 sessions.
+//!
+//! Soak mode (`benches/soak.sh`): `--session-seconds` makes each of the N slots close its session
+//! after that long and open a new one until `--seconds` have passed (sessions churn, as real
+//! ones do, and the server's 60-minute session cap is never the reason a session ends);
+//! `--slice` prints one line per slice of that many seconds: the latency percentiles of the
+//! slice, the server's RSS, open descriptors and CPU over the slice, and the errors and
+//! `coverage.dropped` events received in it.
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
@@ -34,6 +42,8 @@ struct Args {
     ramp: f64,
     server_pid: Option<u32>,
     file: String,
+    session_seconds: Option<u64>,
+    slice: Option<u64>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -49,6 +59,8 @@ fn parse_args() -> Result<Args, String> {
             "/../../tests/fixtures/segments/continuous.webm"
         )
         .into(),
+        session_seconds: None,
+        slice: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -61,6 +73,10 @@ fn parse_args() -> Result<Args, String> {
             "--ramp" => args.ramp = value()?.parse().map_err(|e| format!("{e}"))?,
             "--server-pid" => args.server_pid = Some(value()?.parse().map_err(|e| format!("{e}"))?),
             "--file" => args.file = value()?,
+            "--session-seconds" => {
+                args.session_seconds = Some(value()?.parse().map_err(|e| format!("{e}"))?)
+            }
+            "--slice" => args.slice = Some(value()?.parse().map_err(|e| format!("{e}"))?),
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -103,8 +119,27 @@ fn process_usage(pid: u32) -> Option<(f64, u64)> {
     Some((ticks / 100.0, rss))
 }
 
-async fn session(args: Arc<Args>, media: Arc<Vec<u8>>, stats: Arc<Stats>, start_delay: Duration) {
+/// Open descriptors of process `pid`, from /proc.
+fn open_fds(pid: u32) -> Option<usize> {
+    Some(std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.count())
+}
+
+/// One slot: sessions of `--session-seconds` (or one of `--seconds`) back to back until
+/// `--seconds` have passed since the slot started.
+async fn slot(args: Arc<Args>, media: Arc<Vec<u8>>, stats: Arc<Stats>, start_delay: Duration) {
     tokio::time::sleep(start_delay).await;
+    let end = Instant::now() + Duration::from_secs(args.seconds);
+    loop {
+        let left = end.saturating_duration_since(Instant::now()).as_secs();
+        if left == 0 {
+            break;
+        }
+        let seconds = args.session_seconds.map_or(left, |s| s.min(left));
+        session(&args, Arc::clone(&media), Arc::clone(&stats), seconds).await;
+    }
+}
+
+async fn session(args: &Args, media: Arc<Vec<u8>>, stats: Arc<Stats>, seconds: u64) {
     let url = format!("{}/v1/stream/analyze", args.url.trim_end_matches('/'));
     let Ok(mut request) = url.into_client_request() else {
         return;
@@ -193,10 +228,10 @@ async fn session(args: Arc<Args>, media: Arc<Vec<u8>>, stats: Arc<Stats>, start_
     let chunk = (media.len() as f64 / media_seconds).ceil() as usize;
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
     let started = Instant::now();
-    'outer: while started.elapsed().as_secs() < args.seconds {
+    'outer: while started.elapsed().as_secs() < seconds {
         for piece in media.chunks(chunk) {
             ticker.tick().await;
-            if started.elapsed().as_secs() >= args.seconds {
+            if started.elapsed().as_secs() >= seconds {
                 break 'outer;
             }
             // Stamped before sending: an event the chunk triggers may arrive before the send
@@ -224,6 +259,52 @@ async fn session(args: Arc<Args>, media: Arc<Vec<u8>>, stats: Arc<Stats>, start_
         _ => {
             stats.dropped_early.fetch_add(1, Ordering::Relaxed);
         }
+    }
+}
+
+/// Every `slice` seconds, one line on what that slice saw (soak mode).
+async fn slice_reporter(stats: Arc<Stats>, pid: Option<u32>, slice: u64) {
+    println!(
+        "slice  minute  samples  p50_ms  p99_ms  max_ms  rss_mib  fds  cpu_cores  errors  coverage_dropped  sessions_ready"
+    );
+    let start = Instant::now();
+    let mut seen = 0usize;
+    let (mut errors, mut dropped) = (0u64, 0u64);
+    let mut cpu_before = pid.and_then(process_usage).map(|u| u.0);
+    let mut ticker = tokio::time::interval(Duration::from_secs(slice));
+    ticker.tick().await;
+    for index in 1.. {
+        ticker.tick().await;
+        let mut window: Vec<f64> = {
+            let all = stats.latencies_ms.lock().expect("not poisoned");
+            let window = all[seen..].to_vec();
+            seen = all.len();
+            window
+        };
+        window.sort_by(f64::total_cmp);
+        let usage = pid.and_then(process_usage);
+        let cpu = match (cpu_before, usage) {
+            (Some(a), Some((b, _))) => (b - a) / slice as f64,
+            _ => f64::NAN,
+        };
+        cpu_before = usage.map(|u| u.0);
+        let e = stats.errors.load(Ordering::Relaxed);
+        let d = stats.coverage_dropped.load(Ordering::Relaxed);
+        println!(
+            "{index:>5}  {:>6.1}  {:>7}  {:>6.1}  {:>6.1}  {:>6.1}  {:>7.1}  {:>3}  {:>9.2}  {:>6}  {:>16}  {:>14}",
+            start.elapsed().as_secs_f64() / 60.0,
+            window.len(),
+            percentile(&window, 50.0),
+            percentile(&window, 99.0),
+            window.last().copied().unwrap_or(f64::NAN),
+            usage.map_or(f64::NAN, |u| u.1 as f64 / 1024.0),
+            pid.and_then(open_fds).map_or(-1, |n| n as i64),
+            cpu,
+            e - errors,
+            d - dropped,
+            stats.ready.load(Ordering::Relaxed),
+        );
+        (errors, dropped) = (e, d);
     }
 }
 
@@ -257,10 +338,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
     });
 
+    let reporter = args.slice.map(|slice| {
+        let stats = Arc::clone(&stats);
+        let pid = args.server_pid;
+        tokio::spawn(slice_reporter(stats, pid, slice))
+    });
+
     let mut tasks = Vec::with_capacity(args.sessions);
     for i in 0..args.sessions {
         let delay = Duration::from_secs_f64(args.ramp * i as f64 / args.sessions.max(1) as f64);
-        tasks.push(tokio::spawn(session(
+        tasks.push(tokio::spawn(slot(
             Arc::clone(&args),
             Arc::clone(&media),
             Arc::clone(&stats),
@@ -273,6 +360,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let elapsed = wall.elapsed().as_secs_f64();
     if let Some(sampler) = sampler {
         sampler.abort();
+    }
+    if let Some(reporter) = reporter {
+        reporter.abort();
     }
     let after = args.server_pid.and_then(process_usage);
 
