@@ -295,4 +295,6 @@ impl LiveAnalyzer {
 }
 
 #[cfg(test)]
+mod chunk_props;
+#[cfg(test)]
 mod tests;
