@@ -32,8 +32,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let model = if raw_pcm { "inter-2-audio" } else { "inter-2" };
 
     // The handshake's decisions: this credential holds every scope.
-    let has_scope = |scope: &str| ALL_SCOPES.contains(&scope);
-    let negotiated = negotiate(Endpoint::StreamV2, Some(model), &has_scope, Model::SERVED)
+    let scopes = ALL_SCOPES.iter().copied().collect();
+    let negotiated = negotiate(Endpoint::StreamV2, Some(model), &scopes, Model::SERVED)
         .map_err(|refusal| refusal.error.to_string())?;
     let setup = SessionSetup::new(Endpoint::StreamV2, negotiated, "https://docs.example");
     let (mut session, first) = StreamSession::open(setup, 0.0);

@@ -14,51 +14,150 @@
 
 use crate::error::{ErrorCode, ServiceError};
 use crate::wire::{Endpoint, Model};
+use std::collections::BTreeSet;
+use std::fmt;
+use std::str::FromStr;
 
-/// Scope for both upload routes and job reads.
-pub const UPLOAD_SCOPE: &str = "service.upload";
-/// Scope for the stream and realtime endpoints.
-pub const STREAM_SCOPE: &str = "service.stream";
+/// What a credential may do. The spellings are the interface's, exactly.
+///
+/// A scope applies across endpoint versions. On v2 routes the per-model scope
+/// is needed in addition to the route's scope; neither implies the other
+/// (except plain `service.stream` for `inter-2`, see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Scope {
+    /// `service.upload`: both upload routes and job reads.
+    Upload,
+    /// `service.upload.inter-2`: the `inter-2` model on v2 upload.
+    UploadInter2,
+    /// `service.upload.inter-2-audio`: the `inter-2-audio` model on v2 upload.
+    UploadInter2Audio,
+    /// `service.stream`: both stream routes and realtime.
+    Stream,
+    /// `service.stream.inter-2`: the `inter-2` model on v2 stream.
+    StreamInter2,
+    /// `service.stream.inter-2-audio`: the `inter-2-audio` model on v2 stream.
+    StreamInter2Audio,
+}
+
+impl Scope {
+    /// Every scope, in a stable order.
+    pub const ALL: [Scope; 6] = [
+        Scope::Upload,
+        Scope::UploadInter2,
+        Scope::UploadInter2Audio,
+        Scope::Stream,
+        Scope::StreamInter2,
+        Scope::StreamInter2Audio,
+    ];
+
+    /// The wire spelling, e.g. `service.upload.inter-2`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Scope::Upload => "service.upload",
+            Scope::UploadInter2 => "service.upload.inter-2",
+            Scope::UploadInter2Audio => "service.upload.inter-2-audio",
+            Scope::Stream => "service.stream",
+            Scope::StreamInter2 => "service.stream.inter-2",
+            Scope::StreamInter2Audio => "service.stream.inter-2-audio",
+        }
+    }
+
+    /// The per-model upload scope, e.g. `service.upload.inter-2`; `None` for
+    /// a model no route serves (`inter-2-deep`).
+    pub const fn upload_model(model: Model) -> Option<Scope> {
+        match model {
+            Model::Inter2 => Some(Scope::UploadInter2),
+            Model::Inter2Audio => Some(Scope::UploadInter2Audio),
+            Model::Inter2Deep => None,
+        }
+    }
+
+    /// The per-model stream scope, e.g. `service.stream.inter-2-audio`;
+    /// `None` for a model no route serves (`inter-2-deep`).
+    pub const fn stream_model(model: Model) -> Option<Scope> {
+        match model {
+            Model::Inter2 => Some(Scope::StreamInter2),
+            Model::Inter2Audio => Some(Scope::StreamInter2Audio),
+            Model::Inter2Deep => None,
+        }
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A scope name that is not one of the interface's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown scope `{0}`; the scopes are service.upload, service.upload.inter-2, \
+     service.upload.inter-2-audio, service.stream, service.stream.inter-2, \
+     service.stream.inter-2-audio"
+)]
+pub struct UnknownScope(pub String);
+
+impl FromStr for Scope {
+    type Err = UnknownScope;
+
+    fn from_str(text: &str) -> Result<Scope, UnknownScope> {
+        Scope::ALL
+            .into_iter()
+            .find(|scope| scope.as_str() == text)
+            .ok_or_else(|| UnknownScope(text.to_owned()))
+    }
+}
+
+/// The scopes a credential holds.
+pub type Scopes = BTreeSet<Scope>;
 
 /// Every scope a credential can hold, in a stable order.
-pub const ALL_SCOPES: &[&str] = &[
-    "service.upload",
-    "service.upload.inter-2",
-    "service.upload.inter-2-audio",
-    "service.stream",
-    "service.stream.inter-2",
-    "service.stream.inter-2-audio",
-];
+pub const ALL_SCOPES: &[Scope] = &Scope::ALL;
 
-/// The per-model upload scope, e.g. `service.upload.inter-2`.
-pub fn upload_model_scope(model: Model) -> String {
-    format!("{UPLOAD_SCOPE}.{model}")
+/// Whether a credential holding `scopes` may stream with `model` (see the
+/// module docs).
+pub fn may_stream_model(model: Model, scopes: &Scopes) -> bool {
+    Scope::stream_model(model).is_some_and(|scope| scopes.contains(&scope))
+        || (model == Model::Inter2 && scopes.contains(&Scope::Stream))
 }
 
-/// The per-model stream scope, e.g. `service.stream.inter-2-audio`.
-pub fn stream_model_scope(model: Model) -> String {
-    format!("{STREAM_SCOPE}.{model}")
+/// `Ok` when `scope` was granted, else `ih2003` naming the scope a request
+/// needs: the scope check of every HTTP route.
+pub fn require(scopes: &Scopes, scope: Scope) -> Result<(), ServiceError> {
+    if scopes.contains(&scope) {
+        Ok(())
+    } else {
+        Err(ServiceError::with_message(
+            ErrorCode::Ih2003,
+            format!("The credential lacks the scope `{scope}` this request needs."),
+        ))
+    }
 }
 
-/// Whether a credential may stream with `model` (see the module docs).
-pub fn may_stream_model(model: Model, has_scope: &dyn Fn(&str) -> bool) -> bool {
-    has_scope(&stream_model_scope(model)) || (model == Model::Inter2 && has_scope(STREAM_SCOPE))
+/// The scope check of both upload routes and the job reads:
+/// `service.upload`, else `ih2003`.
+pub fn check_upload(scopes: &Scopes) -> Result<(), ServiceError> {
+    require(scopes, Scope::Upload)
 }
 
 /// Checks the scopes of a v2 upload naming `model`: `service.upload` and
-/// `service.upload.<model>`, else `ih2003`.
-pub fn check_v2_upload(model: Model, has_scope: &dyn Fn(&str) -> bool) -> Result<(), ServiceError> {
-    if !has_scope(UPLOAD_SCOPE) {
-        return Err(missing_scope(UPLOAD_SCOPE));
+/// `service.upload.<model>`, else `ih2003` naming the first one missing. A
+/// reserved model (no scope of its own) is refused by the model check before
+/// this is asked; here it is `ih2003` too.
+pub fn check_v2_upload(model: Model, scopes: &Scopes) -> Result<(), ServiceError> {
+    check_upload(scopes)?;
+    match Scope::upload_model(model) {
+        Some(scope) => require(scopes, scope),
+        None => Err(ServiceError::with_message(
+            ErrorCode::Ih2003,
+            format!("No scope grants the model `{model}` on this route."),
+        )),
     }
-    let scope = upload_model_scope(model);
-    if !has_scope(&scope) {
-        return Err(missing_scope(&scope));
-    }
-    Ok(())
 }
 
-fn missing_scope(scope: &str) -> ServiceError {
+fn missing_scope(scope: impl fmt::Display) -> ServiceError {
     ServiceError::with_message(
         ErrorCode::Ih2003,
         format!("the credential lacks the scope `{scope}`"),
@@ -103,7 +202,7 @@ pub struct Negotiated {
 /// Decides a WebSocket handshake of an authenticated credential.
 ///
 /// `model_query` is the raw `model` query parameter (read on v2 only);
-/// `has_scope` answers for the credential; `served` lists the models this
+/// `scopes` are the credential's; `served` lists the models this
 /// deployment has a backend for. Checks, in order: the stream scope
 /// (`ih2003`, 4003), the `model` value on v2 (unknown or `inter-2-deep`:
 /// `ih4005`, 1008), the model's scope (`ih2003`, 4003), a backend for the
@@ -111,11 +210,11 @@ pub struct Negotiated {
 pub fn negotiate(
     endpoint: Endpoint,
     model_query: Option<&str>,
-    has_scope: &dyn Fn(&str) -> bool,
+    scopes: &Scopes,
     served: &[Model],
 ) -> Result<Negotiated, Refusal> {
-    if !has_scope(STREAM_SCOPE) {
-        return Err(missing_scope(STREAM_SCOPE).into());
+    if !scopes.contains(&Scope::Stream) {
+        return Err(missing_scope(Scope::Stream).into());
     }
     let model = match (endpoint, model_query) {
         (Endpoint::StreamV2, Some(text)) => match Model::parse(text) {
@@ -133,8 +232,9 @@ pub fn negotiate(
         },
         _ => Model::Inter2,
     };
-    if !may_stream_model(model, has_scope) {
-        return Err(missing_scope(&stream_model_scope(model)).into());
+    if !may_stream_model(model, scopes) {
+        let needed = Scope::stream_model(model).unwrap_or(Scope::Stream);
+        return Err(missing_scope(needed).into());
     }
     if !served.contains(&model) {
         return Err(ServiceError::with_message(
@@ -147,7 +247,7 @@ pub fn negotiate(
         Model::SERVED
             .iter()
             .copied()
-            .filter(|m| served.contains(m) && may_stream_model(*m, has_scope))
+            .filter(|m| served.contains(m) && may_stream_model(*m, scopes))
             .collect()
     } else {
         Vec::new()
@@ -162,8 +262,12 @@ pub fn negotiate(
 mod tests {
     use super::*;
 
-    fn scopes(list: &'static [&'static str]) -> impl Fn(&str) -> bool {
-        move |s| list.contains(&s)
+    fn scopes(list: &[&str]) -> Scopes {
+        list.iter().map(|s| s.parse().expect("a scope")).collect()
+    }
+
+    fn all() -> Scopes {
+        ALL_SCOPES.iter().copied().collect()
     }
 
     #[test]
@@ -181,7 +285,7 @@ mod tests {
 
     #[test]
     fn bad_or_reserved_model_query_on_v2_is_ih4005_close_1008() {
-        let all = scopes(ALL_SCOPES);
+        let all = all();
         for bad in ["inter-2-deep", "inter-3", "", "INTER-2"] {
             let refusal =
                 negotiate(Endpoint::StreamV2, Some(bad), &all, Model::SERVED).unwrap_err();
@@ -241,7 +345,7 @@ mod tests {
 
     #[test]
     fn v2_upload_needs_both_scopes() {
-        assert!(check_v2_upload(Model::Inter2, &scopes(ALL_SCOPES)).is_ok());
+        assert!(check_v2_upload(Model::Inter2, &all()).is_ok());
         let err = check_v2_upload(
             Model::Inter2Audio,
             &scopes(&["service.upload", "service.upload.inter-2"]),
@@ -250,5 +354,34 @@ mod tests {
         assert_eq!(err.code, ErrorCode::Ih2003);
         assert!(err.message().contains("service.upload.inter-2-audio"));
         assert!(check_v2_upload(Model::Inter2, &scopes(&["service.upload.inter-2"])).is_err());
+        assert_eq!(
+            check_v2_upload(Model::Inter2Deep, &all()).unwrap_err().code,
+            ErrorCode::Ih2003
+        );
+    }
+
+    #[test]
+    fn scopes_spell_as_the_interface_and_parse_back() {
+        for scope in Scope::ALL {
+            assert_eq!(scope.as_str().parse::<Scope>(), Ok(scope));
+        }
+        assert!("service.upload.inter-2-deep".parse::<Scope>().is_err());
+        assert_eq!(
+            Scope::upload_model(Model::Inter2Audio),
+            Some(Scope::UploadInter2Audio)
+        );
+        assert_eq!(Scope::stream_model(Model::Inter2Deep), None);
+    }
+
+    #[test]
+    fn upload_routes_and_job_reads_need_the_upload_scope() {
+        assert!(check_upload(&scopes(&["service.upload"])).is_ok());
+        let error = check_upload(&scopes(&["service.stream"])).unwrap_err();
+        assert_eq!(error.code, ErrorCode::Ih2003);
+        assert!(
+            error.message().contains("`service.upload`"),
+            "{}",
+            error.message()
+        );
     }
 }

@@ -99,6 +99,16 @@ pub fn context_dimensions(context: &str) -> Vec<Dimension> {
         .collect()
 }
 
+/// The v1 feedback of a request that asked for none (no goal dimension and
+/// no conversation context): `no_feedback` with the reason; `None` when the
+/// request asked, and [`feedback`] (or the deployment's feedback backend)
+/// answers.
+pub fn not_requested(goals: &[Dimension], context: Option<&str>) -> Option<Feedback> {
+    (goals.is_empty() && context.is_none()).then(|| Feedback::NoFeedback {
+        reason: "No goal dimensions or conversation context were given.".to_owned(),
+    })
+}
+
 /// Builds the feedback object from the whole-file signals.
 ///
 /// `goals` are the caller's goal dimensions; `context` the conversation
@@ -233,6 +243,16 @@ fn keep(signal: SignalType) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_without_goals_or_context_asked_for_no_feedback() {
+        assert!(matches!(
+            not_requested(&[], None),
+            Some(Feedback::NoFeedback { ref reason }) if reason.contains("No goal dimensions")
+        ));
+        assert_eq!(not_requested(&[Dimension::Rapport], None), None);
+        assert_eq!(not_requested(&[], Some("a sales call")), None);
+    }
     use crate::wire::Probability;
 
     fn signal(signal_type: SignalType, start: f64, probability: Probability) -> Signal {

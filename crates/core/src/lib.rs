@@ -60,6 +60,8 @@
 
 pub mod access;
 pub mod analysis;
+pub mod backlog;
+pub mod billing;
 pub mod diarization;
 pub mod error;
 pub mod features;
@@ -70,6 +72,7 @@ pub mod merge;
 pub mod pipeline;
 pub mod recommend;
 pub mod session;
+pub mod step;
 pub mod upload;
 pub mod visual;
 pub mod window;

@@ -5,7 +5,8 @@
 //! ([`attune_media::live::LiveReader`]), the incremental feature extractor, the visual track
 //! (motion from encoded frame sizes: live video is not decoded to pixels), the
 //! [`StreamWindower`] (5 s windows on the session clock) and the model's [`WindowAnalyzer`]
-//! with its running baselines. Each [`push`](LiveAnalyzer::push) reads one frame and returns
+//! with its running baselines; each closed window goes through the same window step as a
+//! file's ([`analyze_window`]) and its result is converted once, to the stream form. Each [`push`](LiveAnalyzer::push) reads one frame and returns
 //! what it produced as a [`LiveOutput`]; the session engine
 //! ([`crate::session::StreamSession`]) turns that into events.
 //!
@@ -24,11 +25,11 @@
 //! expensive part, feature extraction.
 
 use crate::analysis::params::ModelParams;
-use crate::analysis::{RuleAnalyzer, WindowAnalyzer, WindowFeatures};
+use crate::analysis::{RuleAnalyzer, WindowAnalyzer};
 use crate::error::{ErrorCode, ServiceError};
 use crate::features::{self, FeatureExtractor, Span};
 use crate::lifecycle::ClosedWindow;
-use crate::pipeline::audio_measures;
+use crate::step::analyze_window;
 use crate::visual::VisualTrack;
 use crate::window::{StreamWindower, WindowPlan, WindowSpan};
 use crate::wire::{AudioFormat, Endpoint, Model, Seconds, TimeRange};
@@ -281,23 +282,9 @@ impl LiveAnalyzer {
                 push_merged(&mut out.degraded, range);
             }
         }
-        let window = WindowFeatures {
-            start: span.start,
-            end: span.end,
-            audio: audio_measures(&summary),
-            video,
-        };
-        let verdict = self.analyzer.analyze(&window);
-        out.windows.push(ClosedWindow {
-            start: span.start,
-            end: span.end,
-            engagement: verdict.engagement,
-            detections: verdict
-                .findings
-                .iter()
-                .map(|f| f.to_detection(self.model, self.endpoint))
-                .collect(),
-        });
+        let result = analyze_window(self.analyzer.as_mut(), &span, &summary, false, video);
+        out.windows
+            .push(result.stream_window(self.model, self.endpoint));
         // What no later window reads is let go: memory stays bounded however long the
         // session runs (the extractor keeps its own look-back before the next window).
         self.extractor.forget_before(span.end - self.origin);
@@ -307,5 +294,7 @@ impl LiveAnalyzer {
     }
 }
 
+#[cfg(test)]
+mod chunk_props;
 #[cfg(test)]
 mod tests;

@@ -5,21 +5,22 @@
 //! Steps: probe the container by content and check it against the model's
 //! rules (`attune-media`), decode the audio to 16 kHz mono, extract frame
 //! features ([`crate::features`]), cut the media into 5 s windows
-//! ([`WindowPlan::UPLOAD`]), summarise each window, and hand it to the
-//! model's [`WindowAnalyzer`]; the per-window verdicts then become the job
+//! ([`WindowPlan::UPLOAD`]), and run the one window step of files and streams
+//! ([`crate::step::analyze_window`]: the window's summary to the model's
+//! analyzer); each window's result, in its upload form, then becomes the job
 //! result ([`crate::upload`]). [`analyze_bytes_with_progress`] reports these
 //! steps as they finish, for a progress bar on long files.
 
 use crate::analysis::params::ModelParams;
-use crate::analysis::{
-    AudioMeasures, RuleAnalyzer, SpeakerMeasures, TurnMeasures, WindowAnalyzer, WindowFeatures,
-};
+use crate::analysis::RuleAnalyzer;
 use crate::error::{ErrorCode, ServiceError};
-use crate::features::{self, Span, SpanFeatures};
+use crate::features::{self, Span};
+use crate::step::analyze_window;
+pub use crate::step::audio_measures;
 use crate::upload::{job_result, v1_parts, Sections, V1Parts};
 use crate::visual::VisualTrack;
 use crate::window::WindowPlan;
-use crate::wire::{Model, Seconds, Signal, UploadJobResult, UploadJobWindow};
+use crate::wire::{Model, Seconds, UploadJobResult, UploadJobWindow};
 use attune_media::{MediaError, MediaRequirements, ProbeInfo};
 
 /// Turns a media error into the interface's error with its code.
@@ -330,19 +331,10 @@ fn analyze_media_with_progress(
         .zip(1..)
         .map(|(span, done)| {
             let summary = features::summarize(&frames, Span::new(span.start, span.end));
-            let window = WindowFeatures {
-                start: span.start,
-                end: span.end,
-                audio: AudioMeasures {
-                    absent: audio_absent,
-                    ..audio_measures(&summary)
-                },
-                video: video.map(|track| track.measure_window(span.start, span.end)),
-            };
-            let verdict = analyzer.analyze(&window);
-            let result = upload_window(span.index, &window, verdict, model);
+            let video = video.map(|track| track.measure_window(span.start, span.end));
+            let result = analyze_window(&mut analyzer, &span, &summary, audio_absent, video);
             progress(Progress::Windows { done, total });
-            result
+            result.upload_window(span.index, model)
         })
         .collect();
     let speaker_turns = if audio_absent {
@@ -357,106 +349,6 @@ fn analyze_media_with_progress(
         windows,
         params_version: params.version,
         speaker_turns,
-    }
-}
-
-fn upload_window(
-    index: u64,
-    window: &WindowFeatures,
-    verdict: crate::analysis::WindowVerdict,
-    model: Model,
-) -> UploadJobWindow {
-    UploadJobWindow {
-        index: u32::try_from(index).unwrap_or(u32::MAX),
-        start_seconds: window.start,
-        end_seconds: window.end,
-        engagement_status: verdict.engagement,
-        signals: verdict
-            .findings
-            .iter()
-            .map(|f| Signal {
-                signal_type: f.signal,
-                start: window.start,
-                end: window.end,
-                probability: Some(f.probability),
-                rationale: Some(f.rationale.clone()),
-                modality: Some(crate::analysis::modality(f, model, None)),
-            })
-            .collect(),
-    }
-}
-
-/// The analyzer's audio measurements from a span summary.
-pub fn audio_measures(s: &SpanFeatures) -> AudioMeasures {
-    let f = |x: Option<f32>| x.map(f64::from).filter(|v| v.is_finite());
-    let share_total: f32 = s.talk_share.iter().sum();
-    let dominant_share = (s.voice_count >= 2 && share_total > 0.0)
-        .then(|| f64::from(s.talk_share.iter().copied().fold(0.0f32, f32::max) / share_total));
-    AudioMeasures {
-        absent: false,
-        speech_seconds: s.speech_s,
-        pause_count: s.pause_count,
-        pause_seconds: f64::from(s.pause_total_s).max(0.0),
-        pause_max: f(s.pause_max_s).unwrap_or(0.0),
-        filled_pause_count: s.filled_pause_count,
-        filled_pause_seconds: f(Some(s.filled_pause_s)).unwrap_or(0.0),
-        speech_rate: f(s.articulation_rate_syl_per_s),
-        // Pitch is judged against one speaker's baseline; with two voices in
-        // the window the pooled mean and range describe neither speaker, so
-        // they are not reported (per-voice pitch is a later refinement).
-        f0_mean: f(s.f0_mean_semitones).filter(|_| s.voice_count < 2),
-        f0_range: f(s.f0_range_semitones).filter(|_| s.voice_count < 2),
-        loudness_mean: f(s.intensity_mean_db),
-        noise_floor: f(s.noise_floor_db),
-        jitter: f(s.jitter_local).map(|j| j * 100.0),
-        shimmer_db: f(s.shimmer_local_db),
-        hnr: f(s.hnr_db),
-        alpha_ratio: f(s.alpha_ratio_db),
-        rising_terminals: s.rising_terminals,
-        falling_terminals: s.falling_terminals,
-        terminal_rise_max: s
-            .terminals
-            .iter()
-            .filter(|t| t.direction == features::Direction::Rising)
-            .map(|t| f64::from(t.slope_st_per_s))
-            .filter(|v| v.is_finite())
-            .reduce(f64::max),
-        speakers: u32::from(s.voice_count),
-        speaker: (s.voice_count == 1)
-            .then(|| s.talk_share.iter().position(|&share| share > 0.0))
-            .flatten()
-            .map(|id| id as u32),
-        turns: s.speaker_changes,
-        dominant_share,
-        overlaps: s.overlap_count,
-        response_latency: f(s.gap_mean_s),
-        backchannels: s.backchannel_count,
-        turn_list: s
-            .turns
-            .iter()
-            .map(|t| TurnMeasures {
-                speaker: u32::from(t.speaker),
-                start: t.start_s,
-                end: t.end_s,
-                gap_before: t.gap_before_s.filter(|g| g.is_finite()),
-                backchannel: t.backchannel,
-            })
-            .collect(),
-        per_speaker: s
-            .per_speaker
-            .iter()
-            .map(|p| SpeakerMeasures {
-                speaker: u32::from(p.speaker),
-                speech_seconds: p.speech_s,
-                talk_share: f64::from(p.talk_share),
-                f0_mean: f(p.f0_mean_semitones),
-                f0_range: f(p.f0_range_semitones),
-                loudness_mean: f(p.intensity_mean_db),
-                speech_rate: f(p.articulation_rate_syl_per_s),
-                turns: p.turns,
-                backchannels: p.backchannels,
-            })
-            .collect(),
     }
 }
 

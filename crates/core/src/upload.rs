@@ -9,11 +9,12 @@
 //! a file with no detected signal scores the neutral block (see
 //! [`whole_file_quality`]).
 
+use crate::analysis::model_modality;
 use crate::lifecycle::cadence::DEFAULT_PERIOD_SECONDS;
 use crate::merge::{engagement_spans, merge_signals};
 use crate::wire::{
-    ConversationQuality, EngagementSpan, IncludeFlag, QualityValues, Seconds, Signal,
-    TimelineEntry, UploadJobResult, UploadJobWindow,
+    AnalysisResult, ConversationQuality, EngagementSpan, Feedback, IncludeFlag, Model,
+    QualityValues, Seconds, Signal, TimelineEntry, UploadJobResult, UploadJobWindow,
 };
 use attune_cqi::{EngagementEvidence, QualityAccumulator, SignalEvidence};
 
@@ -155,12 +156,30 @@ pub struct V1Parts {
     pub conversation_quality: Option<ConversationQuality>,
 }
 
-/// Derives the v1 result parts from the same windows a v2 job reports.
+/// Derives the v1 result parts from the same windows a v2 job reports. Every
+/// v1 signal carries a `modality`: the v1 model's (`inter-2`: `video`) when
+/// the merged windows gave it none.
 pub fn v1_parts(windows: &[UploadJobWindow], duration: Seconds, sections: Sections) -> V1Parts {
+    let mut signals = merge_signals(windows);
+    for signal in &mut signals {
+        signal
+            .modality
+            .get_or_insert_with(|| model_modality(Model::Inter2));
+    }
     V1Parts {
-        signals: merge_signals(windows),
+        signals,
         engagement_state: engagement_spans(windows),
         conversation_quality: whole_file_quality(windows, duration, sections),
+    }
+}
+
+/// The v1 `AnalysisResult` body: the parts and the feedback.
+pub fn v1_result(parts: V1Parts, feedback: Feedback) -> AnalysisResult {
+    AnalysisResult {
+        signals: parts.signals,
+        engagement_state: parts.engagement_state,
+        conversation_quality: parts.conversation_quality,
+        feedback,
     }
 }
 
@@ -287,6 +306,35 @@ mod tests {
             "{lively:?} vs {flat:?}"
         );
         assert!(lively.quality_index > flat.quality_index);
+    }
+
+    #[test]
+    fn v1_signals_without_a_modality_get_the_v1_models() {
+        let mut window = UploadJobWindow {
+            index: 0,
+            start_seconds: 0.0,
+            end_seconds: 5.0,
+            engagement_status: crate::wire::EngagementLevel::Neutral,
+            signals: vec![Signal {
+                signal_type: crate::wire::SignalType::Interest,
+                start: 0.0,
+                end: 5.0,
+                probability: None,
+                rationale: None,
+                modality: None,
+            }],
+        };
+        let parts = v1_parts(std::slice::from_ref(&window), 5.0, Sections::default());
+        assert_eq!(
+            parts.signals[0].modality,
+            Some(vec![crate::wire::Modality::Video])
+        );
+        window.signals[0].modality = Some(vec![crate::wire::Modality::Audio]);
+        let parts = v1_parts(&[window], 5.0, Sections::default());
+        assert_eq!(
+            parts.signals[0].modality,
+            Some(vec![crate::wire::Modality::Audio])
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use attune_core::analysis::params::ModelParams;
-use attune_core::analysis::{RuleAnalyzer, WindowAnalyzer, WindowFeatures, WindowVerdict};
+use attune_core::analysis::{RuleAnalyzer, WindowAnalyzer, WindowFeatures, WindowResult};
 use attune_core::features::{self, Span};
 use attune_core::pipeline::{analyze_pcm, audio_measures, FileAnalysis};
 use attune_core::window::WindowPlan;
@@ -278,7 +278,7 @@ fn evaluate_with(make: &dyn Fn() -> Box<dyn WindowAnalyzer>, turns: Turns) -> Sc
             Turns::Online => &conversation.online_windows,
             Turns::Oracle => &conversation.oracle_windows,
         };
-        let verdicts: Vec<WindowVerdict> = windows.iter().map(|w| analyzer.analyze(w)).collect();
+        let verdicts: Vec<WindowResult> = windows.iter().map(|w| analyzer.analyze(w)).collect();
         for label in &conversation.labels {
             let Some(verdict) = verdicts.get(label.index) else {
                 continue;
@@ -580,16 +580,18 @@ fn the_rules_meet_their_floors_on_the_reference_speaker_turns() {
 }
 
 /// An analyzer that answers the same verdict whatever it hears.
-struct Constant(WindowVerdict);
+struct Constant(WindowResult);
 
 impl WindowAnalyzer for Constant {
-    fn analyze(&mut self, _: &WindowFeatures) -> WindowVerdict {
+    fn analyze(&mut self, _: &WindowFeatures) -> WindowResult {
         self.0.clone()
     }
 }
 
-fn constant(engagement: EngagementLevel, all_signals: bool) -> WindowVerdict {
-    WindowVerdict {
+fn constant(engagement: EngagementLevel, all_signals: bool) -> WindowResult {
+    WindowResult {
+        start: 0.0,
+        end: 0.0,
         engagement,
         findings: if all_signals {
             SignalType::ALL

@@ -8,9 +8,11 @@
 //! token revoked answers `ih2014`, a disallowed origin `ih2013`; an expired or
 //! unknown token is `ih2001` like a bad key.
 
+use crate::http_error::store_unavailable;
 use crate::keys::{ApiKey, KeyHash, Scope};
-use crate::store::{Account, KeyStatus, KeyStore, StoreError, TokenCaps, TokenStore};
+use crate::store::{Account, KeyStatus, KeyStore, TokenCaps, TokenStore};
 use crate::tokens::{normalize_origin, ClientToken};
+use attune_core::access;
 use attune_core::wire::Timestamp;
 use attune_core::{ErrorCode, ServiceError};
 use hyper::header::{HeaderMap, AUTHORIZATION, ORIGIN};
@@ -127,22 +129,10 @@ impl Principal {
         &self.scopes
     }
 
-    /// Whether the exact scope `scope` (a wire spelling such as
-    /// `service.upload.inter-2`) was granted. Scopes do not imply each other.
-    pub fn has_scope(&self, scope: &str) -> bool {
-        self.scopes.iter().any(|granted| granted.as_str() == scope)
-    }
-
-    /// `Ok` when `scope` was granted, else `ih2003` naming the scope needed.
-    pub fn require_scope(&self, scope: &str) -> Result<(), ServiceError> {
-        if self.has_scope(scope) {
-            Ok(())
-        } else {
-            Err(ServiceError::with_message(
-                ErrorCode::Ih2003,
-                format!("The credential lacks the scope `{scope}` this request needs."),
-            ))
-        }
+    /// `Ok` when `scope` was granted, else `ih2003` naming the scope needed
+    /// (the rule is attune-core's [`access::require`]).
+    pub fn require_scope(&self, scope: Scope) -> Result<(), ServiceError> {
+        access::require(&self.scopes, scope)
     }
 }
 
@@ -171,15 +161,6 @@ pub fn bearer_credential(headers: &HeaderMap) -> Result<&str, ServiceError> {
         "" => Err(ErrorCode::Ih2002.into()),
         credential => Ok(credential),
     }
-}
-
-/// `ih1003` for a store that cannot answer, logged with its cause.
-pub(crate) fn store_unavailable(error: &StoreError) -> ServiceError {
-    tracing::error!(%error, "the store cannot answer");
-    ServiceError::with_message(
-        ErrorCode::Ih1003,
-        "The service's store is unavailable. Retry shortly.",
-    )
 }
 
 /// Authenticates a request from its headers (`Authorization`, and `Origin`
@@ -382,13 +363,13 @@ mod tests {
             "key_1".into(),
             [Scope::Upload, Scope::UploadInter2],
         );
-        assert!(principal.require_scope("service.upload").is_ok());
-        assert!(principal.require_scope("service.upload.inter-2").is_ok());
+        assert!(principal.require_scope(Scope::Upload).is_ok());
+        assert!(principal.require_scope(Scope::UploadInter2).is_ok());
         let refused = principal
-            .require_scope("service.upload.inter-2-audio")
+            .require_scope(Scope::UploadInter2Audio)
             .unwrap_err();
         assert_eq!(refused.code, ErrorCode::Ih2003);
         assert!(refused.message().contains("service.upload.inter-2-audio"));
-        assert!(principal.require_scope("service.stream").is_err());
+        assert!(principal.require_scope(Scope::Stream).is_err());
     }
 }

@@ -6,11 +6,11 @@
 //! the token no longer works, holds either way. A `token` that is not shaped
 //! like a client token at all (an API key pasted by mistake, say) is `ih4005`.
 
-use crate::auth::store_unavailable;
+use crate::app::{json_response, App, Caller};
 use crate::body::{parse_json, read_json_body};
+use crate::http_error::store_unavailable;
 use crate::http_error::{Body, HttpError};
 use crate::keys::KeyHash;
-use crate::routes::{json_response, App, Caller};
 use crate::store::NewToken;
 use crate::tokens::{new_token_id, ClientToken, MintRequest};
 use attune_core::wire::{ClientTokenRequest, ClientTokenResponse, ClientTokenRevokeRequest};
@@ -45,7 +45,7 @@ pub(crate) async fn issue(
     mint: &MintRequest,
 ) -> Result<ClientTokenResponse, HttpError> {
     for scope in &mint.scopes {
-        if !caller.principal.has_scope(scope.as_str()) {
+        if !caller.principal.scopes().contains(scope) {
             return Err(HttpError::new(ServiceError::with_message(
                 ErrorCode::Ih2003,
                 format!(

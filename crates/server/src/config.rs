@@ -15,8 +15,8 @@
 //! | `max_connections_per_ip` / `ATTUNE_MAX_CONNECTIONS_PER_IP` | `0` (no limit): connections one client address may hold; more are answered `503` `ih1002` and closed |
 //! | `header_read_timeout_seconds` / `ATTUNE_HEADER_READ_TIMEOUT_SECONDS` | `30`: a request head not complete by then closes the connection |
 //! | `body_read_timeout_seconds` / `ATTUNE_BODY_READ_TIMEOUT_SECONDS` | `300`: a request body not complete by then is answered `408` |
-//! | `workers` / `ATTUNE_WORKERS` | the number of CPUs |
-//! | `max_jobs` / `ATTUNE_MAX_JOBS` | `64` (at least `workers`) |
+//! | `analysis_threads` / `ATTUNE_ANALYSIS_THREADS` | the number of CPUs: the one analysis executor's threads, shared by uploads and streams (see `crate::executor`); the older names `workers`/`ATTUNE_WORKERS` and `stream_analysis_threads`/`ATTUNE_STREAM_ANALYSIS_THREADS` are read when it is unset |
+//! | `max_jobs` / `ATTUNE_MAX_JOBS` | `64` (at least the uploads that may run at once) |
 //! | `max_media_duration_seconds` / `ATTUNE_MAX_MEDIA_DURATION_SECONDS` | `1800` |
 //! | `max_upload_bytes` / `ATTUNE_MAX_UPLOAD_BYTES` | `33554432` |
 //! | `shutdown_grace_seconds` / `ATTUNE_SHUTDOWN_GRACE_SECONDS` | `30` |
@@ -24,7 +24,6 @@
 //! | `stream_max_duration_seconds` / `ATTUNE_STREAM_MAX_DURATION_SECONDS` | `3600` |
 //! | `stream_drain_seconds` / `ATTUNE_STREAM_DRAIN_SECONDS` | `30` |
 //! | `stream_shutdown_notice_seconds` / `ATTUNE_STREAM_SHUTDOWN_NOTICE_SECONDS` | `300` |
-//! | `stream_analysis_threads` / `ATTUNE_STREAM_ANALYSIS_THREADS` | the number of CPUs |
 //! | `stream_time_scale` / `ATTUNE_STREAM_TIME_SCALE` | `1` |
 //! | `stream_max_lag_ms` / `ATTUNE_STREAM_MAX_LAG_MS` | `2000` |
 //! | `stream_max_queued_bytes` / `ATTUNE_STREAM_MAX_QUEUED_BYTES` | `50331648` (48 MiB) |
@@ -85,8 +84,10 @@ pub struct Config {
     /// How long a client may take to send a request's body, from the handler's first read;
     /// past it the request is answered `408` (`ih4005` for uploads, `ih4006` for JSON).
     pub body_read_timeout: Duration,
-    /// Analysis workers.
-    pub workers: usize,
+    /// Threads of the instance's one analysis executor, shared by uploads and
+    /// stream sessions (uploads run on every thread but one, see
+    /// [`crate::executor`]).
+    pub analysis_threads: usize,
     /// Jobs (v2 jobs and v1 analyses, queued or running) the instance holds
     /// at most; a submission beyond answers `ih1002`.
     pub max_jobs: usize,
@@ -104,8 +105,6 @@ pub struct Config {
     pub stream_drain_seconds: u64,
     /// Notice open stream sessions get at shutdown (`ih6006` warnings, then `ih6005`), seconds.
     pub stream_shutdown_notice_seconds: u64,
-    /// Threads analyzing stream sessions, shared by all of them.
-    pub stream_analysis_threads: usize,
     /// Session seconds per real second (1; tests raise it to run time-driven rules fast).
     pub stream_time_scale: u32,
     /// A stream frame that waited longer than this for analysis is decoded but not analyzed
@@ -192,7 +191,10 @@ pub struct ConfigLayer {
     pub header_read_timeout_seconds: Option<u64>,
     /// See [`Config::body_read_timeout`], in seconds.
     pub body_read_timeout_seconds: Option<u64>,
-    /// See [`Config::workers`].
+    /// See [`Config::analysis_threads`].
+    pub analysis_threads: Option<usize>,
+    /// The older name of `analysis_threads` (the upload workers), read when
+    /// `analysis_threads` is unset.
     pub workers: Option<usize>,
     /// See [`Config::max_jobs`].
     pub max_jobs: Option<usize>,
@@ -210,7 +212,8 @@ pub struct ConfigLayer {
     pub stream_drain_seconds: Option<u64>,
     /// See [`Config::stream_shutdown_notice_seconds`].
     pub stream_shutdown_notice_seconds: Option<u64>,
-    /// See [`Config::stream_analysis_threads`].
+    /// The older name of `analysis_threads` for the stream threads, read
+    /// when neither `analysis_threads` nor `workers` is set.
     pub stream_analysis_threads: Option<usize>,
     /// See [`Config::stream_time_scale`].
     pub stream_time_scale: Option<u32>,
@@ -369,6 +372,7 @@ impl ConfigLayer {
                 "STREAM_WRITE_TIMEOUT_SECONDS" => {
                     layer.stream_write_timeout_seconds = Some(parse(&name, value)?)
                 }
+                "ANALYSIS_THREADS" => layer.analysis_threads = Some(parse(&name, value)?),
                 "WORKERS" => layer.workers = Some(parse(&name, value)?),
                 "MAX_JOBS" => layer.max_jobs = Some(parse(&name, value)?),
                 "MAX_MEDIA_DURATION_SECONDS" => {
@@ -447,6 +451,7 @@ impl ConfigLayer {
             stream_write_timeout_seconds: over
                 .stream_write_timeout_seconds
                 .or(self.stream_write_timeout_seconds),
+            analysis_threads: over.analysis_threads.or(self.analysis_threads),
             workers: over.workers.or(self.workers),
             max_jobs: over.max_jobs.or(self.max_jobs),
             max_media_duration_seconds: over
@@ -593,11 +598,20 @@ impl Config {
             &layer.docs_url.unwrap_or_else(|| format!("{base_url}/docs")),
             &["http", "https"],
         )?;
-        let workers = match layer.workers {
-            Some(workers) => workers,
-            None => std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
+        let threads = match (
+            layer.analysis_threads,
+            layer.workers,
+            layer.stream_analysis_threads,
+        ) {
+            (Some(threads), _, _) => ("analysis_threads", threads),
+            (None, Some(threads), _) => ("workers", threads),
+            (None, None, Some(threads)) => ("stream_analysis_threads", threads),
+            (None, None, None) => (
+                "analysis_threads",
+                std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
+            ),
         };
-        let workers = at_least_one("workers", workers)?;
+        let analysis_threads = at_least_one(threads.0, threads.1)?;
         let max_jobs = at_least_one("max_jobs", layer.max_jobs.unwrap_or(DEFAULT_MAX_JOBS))?;
         Ok(Config {
             bind,
@@ -627,8 +641,8 @@ impl Config {
                 "body_read_timeout_seconds",
                 layer.body_read_timeout_seconds.unwrap_or(300),
             )?),
-            workers,
-            max_jobs: max_jobs.max(workers),
+            analysis_threads,
+            max_jobs: max_jobs.max(analysis_threads),
             max_media_duration: Duration::from_secs(at_least_one(
                 "max_media_duration_seconds",
                 layer
@@ -648,12 +662,6 @@ impl Config {
             stream_max_duration_seconds: layer.stream_max_duration_seconds.unwrap_or(3600),
             stream_drain_seconds: layer.stream_drain_seconds.unwrap_or(30),
             stream_shutdown_notice_seconds: layer.stream_shutdown_notice_seconds.unwrap_or(300),
-            stream_analysis_threads: at_least_one(
-                "stream_analysis_threads",
-                layer.stream_analysis_threads.unwrap_or_else(|| {
-                    std::thread::available_parallelism().map_or(1, NonZeroUsize::get)
-                }),
-            )?,
             stream_time_scale: at_least_one(
                 "stream_time_scale",
                 layer.stream_time_scale.unwrap_or(1),
@@ -722,7 +730,6 @@ impl Config {
             docs_url: self.docs_url.clone(),
             time_scale: f64::from(self.stream_time_scale),
             shutdown_notice_seconds: self.stream_shutdown_notice_seconds as f64,
-            analysis_threads: self.stream_analysis_threads,
             max_lag: Duration::from_millis(self.stream_max_lag_ms),
             max_queued_bytes: self.stream_max_queued_bytes,
             max_backlog_bytes: self.stream_max_backlog_bytes,
@@ -820,8 +827,8 @@ mod tests {
             PathBuf::from("./attune-data/attune.sqlite3")
         );
         assert_eq!(config.max_connections, 1024);
-        assert!(config.workers >= 1);
-        assert_eq!(config.max_jobs, 64.max(config.workers));
+        assert!(config.analysis_threads >= 1);
+        assert_eq!(config.max_jobs, 64.max(config.analysis_threads));
         assert_eq!(config.max_media_duration, Duration::from_secs(1800));
         assert_eq!(config.max_upload_bytes, 33_554_432);
         assert_eq!(config.shutdown_grace, Duration::from_secs(30));
@@ -899,7 +906,7 @@ mod tests {
         assert_eq!(config.docs_url, "https://docs.example.com");
         assert_eq!(config.max_upload_bytes, 1000);
         // Env over file.
-        assert_eq!(config.workers, 5);
+        assert_eq!(config.analysis_threads, 5);
         // Flag over env over file.
         assert_eq!(config.store_path, PathBuf::from("/tmp/flag.sqlite3"));
         // Untouched defaults, and URLs derived from the bind address.
@@ -943,6 +950,26 @@ mod tests {
         )
         .unwrap_err();
         assert!(error.to_string().contains("workers"), "{error}");
+
+        // One executor size: the new name wins over the older ones, which still work.
+        let config = Config::load(
+            None,
+            env(&[
+                ("ATTUNE_ANALYSIS_THREADS", "3"),
+                ("ATTUNE_WORKERS", "5"),
+                ("ATTUNE_STREAM_ANALYSIS_THREADS", "7"),
+            ]),
+            ConfigLayer::default(),
+        )
+        .unwrap();
+        assert_eq!(config.analysis_threads, 3);
+        let config = Config::load(
+            None,
+            env(&[("ATTUNE_STREAM_ANALYSIS_THREADS", "7")]),
+            ConfigLayer::default(),
+        )
+        .unwrap();
+        assert_eq!(config.analysis_threads, 7);
 
         let error = Config::load(
             None,

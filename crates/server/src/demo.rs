@@ -30,12 +30,12 @@
 //! Content-Security-Policy allows only that style and script, by a nonce
 //! drawn for each response, and connections to this origin.
 
+use crate::app::{json_response, App, DemoSettings};
 use crate::client_tokens;
-use crate::config::{Config, DemoApiKey};
+use crate::config::Config;
 use crate::http_error::{Body, HttpError};
 use crate::ids::{hex, random_bytes};
 use crate::keys::Scope;
-use crate::routes::{json_response, App};
 use crate::tokens::{normalize_origin, MintRequest};
 use attune_core::wire::ClientTokenRequest;
 use attune_core::{ErrorCode, ServiceError};
@@ -74,34 +74,6 @@ static PAGE: LazyLock<String> = LazyLock::new(|| {
         .replace("{{STYLE}}", STYLE.trim_end())
         .replace("{{SCRIPT}}", SCRIPT.trim_end())
 });
-
-/// What the demo routes know of the configuration.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct DemoSettings {
-    /// The key tokens are minted with; `None` when the demo is disabled.
-    key: Option<DemoApiKey>,
-    /// The origin of `base_url`, always allowed to ask for a token.
-    base_origin: Option<String>,
-}
-
-impl DemoSettings {
-    /// The demo switched off: the page explains how to enable it.
-    pub(crate) fn disabled() -> DemoSettings {
-        DemoSettings::default()
-    }
-
-    /// The demo as `config` sets it up.
-    pub(crate) fn from_config(config: &Config) -> DemoSettings {
-        DemoSettings {
-            key: config.demo_api_key.clone(),
-            base_origin: normalize_origin(&config.base_url),
-        }
-    }
-
-    fn enabled(&self) -> bool {
-        self.key.is_some()
-    }
-}
 
 impl App {
     /// This app with the browser demo set up as `config` says.

@@ -13,7 +13,7 @@ use crate::keys::Scope;
 use crate::store::{Account, AccountLimits};
 use crate::streams::{announced_sdk, handshake_credential, parse_query};
 use crate::upload_form::{read_parts, RawUploadForm, MAX_TEXT_FIELD_BYTES};
-use attune_core::access::negotiate;
+use attune_core::access::{negotiate, Scopes};
 use attune_core::session::{Action, SessionSetup, StreamSession};
 use attune_core::wire::{ClientFrame, Endpoint, Event, Model, Timestamp};
 use attune_core::{ErrorCode, ServiceError};
@@ -221,11 +221,11 @@ pub fn handshake(data: &[u8]) {
         &[Scope::Stream][..],
         &[Scope::Stream, Scope::StreamInter2Audio][..],
     ] {
-        let has_scope = |s: &str| scopes.iter().any(|scope| scope.as_str() == s);
-        match negotiate(endpoint, model, &has_scope, Model::SERVED) {
+        let scopes: Scopes = scopes.iter().copied().collect();
+        match negotiate(endpoint, model, &scopes, Model::SERVED) {
             Ok(negotiated) => {
                 assert!(!negotiated.model.is_reserved(), "a reserved model admitted");
-                assert!(has_scope(Scope::Stream.as_str()));
+                assert!(scopes.contains(&Scope::Stream));
             }
             Err(refusal) => {
                 assert!(
@@ -274,7 +274,7 @@ pub fn client_frame(data: &[u8]) {
     } else {
         None
     };
-    let Ok(negotiated) = negotiate(endpoint, model, &|_| true, Model::SERVED) else {
+    let Ok(negotiated) = negotiate(endpoint, model, &Scope::ALL.into(), Model::SERVED) else {
         return;
     };
     let setup = SessionSetup::new(endpoint, negotiated, "https://docs.example/errors");

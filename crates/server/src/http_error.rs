@@ -168,6 +168,15 @@ pub fn error_response(
     HttpError::new(error.clone()).into_response(correlation_id, docs_url)
 }
 
+/// `ih1003` for a store that cannot answer, logged with its cause.
+pub(crate) fn store_unavailable(error: &crate::store::StoreError) -> ServiceError {
+    tracing::error!(%error, "the store cannot answer");
+    ServiceError::with_message(
+        ErrorCode::Ih1003,
+        "The service's store is unavailable. Retry shortly.",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

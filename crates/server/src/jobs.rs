@@ -2,20 +2,22 @@
 //! analyzer plugs into, the validated [`UploadRequest`] it receives, and the
 //! bounded [`WorkerPool`] that runs it.
 //!
-//! The pool bounds two things: how many analyses run at once (`workers`, each
-//! on tokio's blocking pool, since analysis is CPU-bound), and how many jobs
+//! The pool bounds two things: how many analyses run at once (as many as the
+//! instance's one analysis [`Executor`] lets uploads run: every thread but one,
+//! see [`crate::executor`]; the analyses run on it, in its upload lane), and how many jobs
 //! the instance holds at all, queued or running (`max_jobs`). A submission
 //! that finds the instance full is refused with `ih1002` before its body is
 //! read, so a busy instance sheds load cheaply. Workers are taken in arrival
 //! order (tokio's semaphore is fair).
 
+use crate::executor::{Executor, Lane};
 use attune_core::upload::{Sections, V1Parts};
 use attune_core::wire::{Dimension, Feedback, IncludeFlag, Model, Seconds, UploadJobResult};
 use attune_core::{ErrorCode, ServiceError};
 use bytes::Bytes;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 /// Which upload route a request came in on; the media rules differ (v2
 /// `inter-2` needs an audio track and has a maximum duration).
@@ -133,6 +135,16 @@ impl JobRunner for NoBackendRunner {
     }
 }
 
+/// What wakes the shared queue's claimer and waiting submitters on this
+/// instance.
+#[derive(Debug, Default)]
+pub(crate) struct QueueSignals {
+    /// A job was enqueued here: look for it now rather than at the next poll.
+    pub(crate) submitted: Notify,
+    /// A job ended here: submitters waiting on it need not wait for a poll.
+    pub(crate) ended: Notify,
+}
+
 /// A place among the jobs the instance may hold, taken before a submission's
 /// body is read and kept until its analysis ends.
 #[derive(Debug)]
@@ -162,6 +174,8 @@ pub struct WorkerPool {
     workers: Arc<Semaphore>,
     /// The permits `slots` and `workers` started with, to read occupancy.
     capacity: (usize, usize),
+    /// The instance's analysis executor, shared with stream sessions.
+    executor: Executor,
 }
 
 impl std::fmt::Debug for WorkerPool {
@@ -173,26 +187,37 @@ impl std::fmt::Debug for WorkerPool {
     }
 }
 
-fn panicked(what: &str, error: tokio::task::JoinError) -> ServiceError {
-    tracing::error!(%error, "the analysis {what} panicked");
+fn analysis_failed() -> ServiceError {
     ServiceError::with_message(
         ErrorCode::Ih1001,
         "The analysis failed unexpectedly. Retry with exponential backoff.",
     )
 }
 
+fn panicked(what: &str, error: tokio::task::JoinError) -> ServiceError {
+    tracing::error!(%error, "the analysis {what} panicked");
+    analysis_failed()
+}
+
 impl WorkerPool {
-    /// A pool running `runner` on up to `workers` analyses at once, holding at
-    /// most `max_jobs` jobs (at least `workers`).
-    pub fn new(runner: Arc<dyn JobRunner>, workers: usize, max_jobs: usize) -> WorkerPool {
-        let workers = workers.max(1);
+    /// A pool running `runner` on `executor`, as many analyses at once as the
+    /// executor lets uploads run, holding at most `max_jobs` jobs (at least
+    /// that many).
+    pub fn new(runner: Arc<dyn JobRunner>, executor: Executor, max_jobs: usize) -> WorkerPool {
+        let workers = executor.upload_capacity();
         let max_jobs = max_jobs.max(workers);
         WorkerPool {
             runner,
             slots: Arc::new(Semaphore::new(max_jobs)),
             workers: Arc::new(Semaphore::new(workers)),
             capacity: (max_jobs, workers),
+            executor,
         }
+    }
+
+    /// The executor the analyses run on.
+    pub fn executor(&self) -> &Executor {
+        &self.executor
     }
 
     /// How many jobs this instance holds (queued or running) and how many
@@ -215,13 +240,7 @@ impl WorkerPool {
         Arc::clone(&self.slots)
             .try_acquire_owned()
             .map(|permit| JobSlot { _permit: permit })
-            .map_err(|_| {
-                ServiceError::with_message(
-                    ErrorCode::Ih1002,
-                    "This instance holds as many jobs as it may. Retry after the delay in \
-                     Retry-After.",
-                )
-            })
+            .map_err(|_| attune_core::backlog::jobs_full())
     }
 
     /// Waits for a free worker (in arrival order), or fails once the pool has
@@ -256,16 +275,21 @@ impl WorkerPool {
         Ok((request, media?))
     }
 
-    /// Runs an analysis on a blocking thread. The caller holds a [`Worker`].
+    /// Runs an analysis on the executor's upload lane. The caller holds a
+    /// [`Worker`].
     pub async fn run(
         &self,
         _worker: &Worker,
         input: JobInput,
     ) -> Result<UploadJobResult, ServiceError> {
         let runner = Arc::clone(&self.runner);
-        tokio::task::spawn_blocking(move || runner.run(input))
+        self.executor
+            .run(Lane::Upload, move || runner.run(input))
             .await
-            .map_err(|e| panicked("run", e))?
+            .unwrap_or_else(|| {
+                tracing::error!("the analysis run panicked");
+                Err(analysis_failed())
+            })
     }
 
     /// Asks the runner for v1 feedback on a blocking thread.
@@ -307,7 +331,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_full_instance_refuses_with_ih1002_until_a_slot_frees() {
-        let pool = WorkerPool::new(Arc::new(NoBackendRunner), 1, 2);
+        let pool = WorkerPool::new(Arc::new(NoBackendRunner), Executor::new(1), 2);
         let first = pool.reserve().unwrap();
         let _second = pool.reserve().unwrap();
         assert_eq!(pool.reserve().unwrap_err().code, ErrorCode::Ih1002);
@@ -317,7 +341,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_closed_pool_hands_out_no_workers() {
-        let pool = WorkerPool::new(Arc::new(NoBackendRunner), 1, 1);
+        let pool = WorkerPool::new(Arc::new(NoBackendRunner), Executor::new(1), 1);
         let worker = pool.worker().await.unwrap();
         let waiting = tokio::spawn({
             let pool = pool.clone();
@@ -330,7 +354,7 @@ mod tests {
 
     #[tokio::test]
     async fn without_a_backend_validation_answers_ih1003_naming_the_model() {
-        let pool = WorkerPool::new(Arc::new(NoBackendRunner), 1, 1);
+        let pool = WorkerPool::new(Arc::new(NoBackendRunner), Executor::new(1), 1);
         let error = pool.validate(request()).await.unwrap_err();
         assert_eq!(error.code, ErrorCode::Ih1003);
         assert!(

@@ -4,78 +4,9 @@
 use crate::ids::{hex, random_bytes};
 use sha2::{Digest, Sha256};
 use std::fmt;
-use std::str::FromStr;
 
-/// What a credential may do. The spellings are the interface's, exactly.
-///
-/// A scope applies across endpoint versions. On v2 routes the per-model scope
-/// is needed in addition to the route's scope; neither implies the other.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[non_exhaustive]
-pub enum Scope {
-    /// `service.upload`: both upload routes and job reads.
-    Upload,
-    /// `service.upload.inter-2`: the `inter-2` model on v2 upload.
-    UploadInter2,
-    /// `service.upload.inter-2-audio`: the `inter-2-audio` model on v2 upload.
-    UploadInter2Audio,
-    /// `service.stream`: both stream routes.
-    Stream,
-    /// `service.stream.inter-2`: the `inter-2` model on v2 stream.
-    StreamInter2,
-    /// `service.stream.inter-2-audio`: the `inter-2-audio` model on v2 stream.
-    StreamInter2Audio,
-}
-
-impl Scope {
-    /// Every scope, in a stable order.
-    pub const ALL: [Scope; 6] = [
-        Scope::Upload,
-        Scope::UploadInter2,
-        Scope::UploadInter2Audio,
-        Scope::Stream,
-        Scope::StreamInter2,
-        Scope::StreamInter2Audio,
-    ];
-
-    /// The wire spelling, e.g. `service.upload.inter-2`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Scope::Upload => "service.upload",
-            Scope::UploadInter2 => "service.upload.inter-2",
-            Scope::UploadInter2Audio => "service.upload.inter-2-audio",
-            Scope::Stream => "service.stream",
-            Scope::StreamInter2 => "service.stream.inter-2",
-            Scope::StreamInter2Audio => "service.stream.inter-2-audio",
-        }
-    }
-}
-
-impl fmt::Display for Scope {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A scope name that is not one of the interface's.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "unknown scope `{0}`; the scopes are service.upload, service.upload.inter-2, \
-     service.upload.inter-2-audio, service.stream, service.stream.inter-2, \
-     service.stream.inter-2-audio"
-)]
-pub struct UnknownScope(pub String);
-
-impl FromStr for Scope {
-    type Err = UnknownScope;
-
-    fn from_str(text: &str) -> Result<Scope, UnknownScope> {
-        Scope::ALL
-            .into_iter()
-            .find(|scope| scope.as_str() == text)
-            .ok_or_else(|| UnknownScope(text.to_owned()))
-    }
-}
+/// The scope vocabulary is attune-core's, where the rules that read it live.
+pub use attune_core::access::{Scope, UnknownScope};
 
 /// What every API key starts with, so a leaked key is recognisable to secret
 /// scanners and to a person, and so client tokens can use another prefix.

@@ -9,6 +9,7 @@
 pub mod analyze_batch;
 pub mod analyze_cmd;
 mod analyzer_runner;
+mod app;
 pub mod auth;
 pub mod body;
 mod client_tokens;
@@ -16,6 +17,7 @@ pub mod clock;
 pub mod commands;
 pub mod config;
 mod demo;
+pub mod executor;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;

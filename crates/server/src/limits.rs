@@ -16,8 +16,8 @@
 //! admitted one per `60 s / limit`, and a refused request learns exactly how
 //! long until the next one fits (its `Retry-After`).
 
-use crate::auth::store_unavailable;
 use crate::clock::next_utc_midnight;
+use crate::http_error::store_unavailable;
 use crate::http_error::HttpError;
 use crate::store::{Account, QuotaOutcome, SlotOutcome, UsageStore};
 use attune_core::wire::Timestamp;

@@ -702,8 +702,8 @@ fn escape(text: &str) -> String {
 /// a job still queued or running answers `202` with a page saying so and
 /// `Retry-After`, a failed job a page with its error.
 pub(crate) async fn job_report(
-    app: &crate::routes::App,
-    caller: &crate::routes::Caller,
+    app: &crate::app::App,
+    caller: &crate::app::Caller,
     job_id: &str,
 ) -> Result<hyper::Response<crate::http_error::Body>, crate::http_error::HttpError> {
     use attune_core::wire::UploadJobStatus;

@@ -7,13 +7,14 @@
 //! server waits up to the configured grace period and drops whatever is still
 //! running.
 
+use crate::app::{App, X_CORRELATION_ID};
 use crate::body::BODY_READ_TIMEOUT;
 use crate::config::Config;
+use crate::executor::Executor;
 use crate::http_error::HttpError;
 use crate::ids::CorrelationId;
 use crate::jobs::WorkerPool;
 use crate::linger::{BodyFlag, LingerLimits, LingeringStream};
-use crate::routes::{App, X_CORRELATION_ID};
 use crate::services::Services;
 use attune_core::{ErrorCode, ServiceError};
 use hyper::body::Body as _;
@@ -138,7 +139,7 @@ pub async fn run(listener: TcpListener, config: Config, services: Services, shut
     recover_jobs(&services).await;
     let pool = WorkerPool::new(
         Arc::clone(&services.runner),
-        config.workers,
+        Executor::new(config.analysis_threads),
         config.max_jobs,
     );
     let mut http = http1::Builder::new();

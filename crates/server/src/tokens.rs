@@ -12,10 +12,11 @@
 //! (`http(s)://host[:port]`, see [`normalize_origin`]), compared after
 //! normalisation.
 
-use crate::auth::store_unavailable;
+use crate::http_error::store_unavailable;
 use crate::ids::{hex, random_bytes};
 use crate::keys::{KeyHash, Scope};
 use crate::store::{BudgetOutcome, TokenCaps, TokenStore};
+use attune_core::billing;
 use attune_core::wire::{ClientTokenRequest, ClientTokenResponse};
 use attune_core::{ErrorCode, ServiceError};
 use std::fmt;
@@ -101,13 +102,7 @@ pub async fn charge_video_budget(
         .map_err(|error| store_unavailable(&error))?
     {
         BudgetOutcome::Granted { remaining } => Ok(remaining),
-        BudgetOutcome::Exhausted { remaining } => Err(ServiceError::with_message(
-            ErrorCode::Ih3006,
-            format!(
-                "The media is {seconds:.1} s long and the client token's video budget has \
-                 {remaining:.1} s left."
-            ),
-        )),
+        BudgetOutcome::Exhausted { remaining } => Err(billing::exhausted(seconds, remaining)),
     }
 }
 

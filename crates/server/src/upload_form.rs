@@ -19,7 +19,7 @@ use crate::auth::Principal;
 use crate::body::{content_length, BodyError, LimitedBody};
 use crate::http_error::HttpError;
 use crate::jobs::{UploadFile, UploadRequest, UploadRoute};
-use crate::keys::Scope;
+use attune_core::access;
 use attune_core::wire::{Dimension, IncludeFlag, Model};
 use attune_core::{ErrorCode, ServiceError};
 use bytes::{Bytes, BytesMut};
@@ -106,7 +106,7 @@ impl RawUploadForm {
                 ),
             ));
         }
-        principal.require_scope(&format!("{}.{model}", Scope::Upload))?;
+        access::check_v2_upload(model, principal.scopes())?;
         Ok(model)
     }
 
@@ -394,6 +394,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::keys::Scope;
     use crate::store::{Account, AccountLimits};
 
     fn principal(scopes: &[Scope]) -> Principal {

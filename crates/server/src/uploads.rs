@@ -21,31 +21,30 @@
 //! ends, woken early when this instance ended it and otherwise every
 //! [`QUEUE_POLL`], so it works wherever the job runs.
 
-use crate::auth::store_unavailable;
+use crate::app::{json_response, App, Caller};
 use crate::clock::{utc_day, Clock};
+use crate::http_error::store_unavailable;
 use crate::http_error::{Body, HttpError};
 use crate::ids::{is_job_id, new_job_id, CorrelationId};
 use crate::jobs::{
     JobInput, JobSlot, PoolClosed, UploadFile, UploadRequest, UploadRoute, ValidatedMedia, Worker,
     WorkerPool,
 };
-use crate::keys::Scope;
 use crate::limits::quota_refusal;
-use crate::routes::{json_response, App, Caller};
 use crate::store::{ClaimedJob, JobRecord, JobStore, NewJob, QueuedMedia, QuotaOutcome};
 use crate::tokens::charge_video_budget;
 use crate::upload_form::{read_form, RawUploadForm};
-use attune_core::upload::v1_parts;
-use attune_core::wire::{
-    AnalysisResult, Feedback, Modality, Timestamp, UploadJobResponse, UploadJobStatus,
-};
+use attune_core::feedback::not_requested;
+use attune_core::upload::{v1_parts, v1_result};
+use attune_core::wire::{AnalysisResult, Timestamp, UploadJobResponse, UploadJobStatus};
+use attune_core::{access, backlog, billing};
 use attune_core::{ErrorCode, ServiceError};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 use std::sync::Arc;
 use std::time::Duration;
 use time::Date;
-use tokio::sync::{oneshot, Notify};
+use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 use tracing::Instrument;
 
@@ -56,16 +55,6 @@ pub const JOB_LIFETIME_SECONDS: i64 = 3600;
 /// how often a waiting submitter reads a job another instance may be running.
 /// Submissions and job ends on the same instance wake them at once.
 pub const QUEUE_POLL: Duration = Duration::from_millis(250);
-
-/// What wakes the shared queue's claimer and waiting submitters on this
-/// instance.
-#[derive(Debug, Default)]
-pub(crate) struct QueueSignals {
-    /// A job was enqueued here: look for it now rather than at the next poll.
-    submitted: Notify,
-    /// A job ended here: submitters waiting on it need not wait for a poll.
-    ended: Notify,
-}
 
 /// What an analysis was charged, to give back if it fails.
 #[derive(Debug, Clone)]
@@ -104,11 +93,8 @@ impl Charge {
 async fn check_remaining(app: &App, caller: &Caller) -> Result<(), HttpError> {
     let principal = &caller.principal;
     if let Some(grant) = principal.token() {
-        if grant.video_seconds_left.is_some_and(|left| left <= 0.0) {
-            return Err(HttpError::new(ServiceError::with_message(
-                ErrorCode::Ih3006,
-                "The client token's video budget (max_video_seconds) is used up.",
-            )));
+        if billing::is_spent(grant.video_seconds_left) {
+            return Err(HttpError::new(billing::upload_refused()));
         }
     }
     let usage = app
@@ -203,7 +189,7 @@ pub(crate) async fn submit_v2(
     request: Request<Incoming>,
 ) -> Result<Response<Body>, HttpError> {
     let principal = &caller.principal;
-    principal.require_scope(Scope::Upload.as_str())?;
+    access::check_upload(principal.scopes())?;
     check_remaining(app, caller).await?;
     let slot = app.pool.reserve()?;
     let (parts, body) = request.into_parts();
@@ -580,7 +566,7 @@ pub(crate) async fn readable_job(
     caller: &Caller,
     job_id: &str,
 ) -> Result<JobRecord, HttpError> {
-    caller.principal.require_scope(Scope::Upload.as_str())?;
+    access::check_upload(caller.principal.scopes())?;
     if !is_job_id(job_id) {
         return Err(job_not_found());
     }
@@ -608,7 +594,7 @@ pub(crate) async fn analyze_v1(
     caller: &Caller,
     request: Request<Incoming>,
 ) -> Result<Response<Body>, HttpError> {
-    caller.principal.require_scope(Scope::Upload.as_str())?;
+    access::check_upload(caller.principal.scopes())?;
     check_remaining(app, caller).await?;
     let _slot = app.pool.reserve()?;
     let (parts, body) = request.into_parts();
@@ -633,12 +619,11 @@ async fn run_v1(
     upload: UploadRequest,
     media: crate::jobs::ValidatedMedia,
 ) -> Result<AnalysisResult, HttpError> {
-    let worker = app.pool.worker().await.map_err(|PoolClosed| {
-        HttpError::new(ServiceError::with_message(
-            ErrorCode::Ih1002,
-            "The server is shutting down. Retry after the delay in Retry-After.",
-        ))
-    })?;
+    let worker = app
+        .pool
+        .worker()
+        .await
+        .map_err(|PoolClosed| HttpError::new(backlog::shutting_down()))?;
     let sections = upload.sections();
     let result = app
         .pool
@@ -651,24 +636,17 @@ async fn run_v1(
             },
         )
         .await?;
-    let mut parts = v1_parts(&result.windows, result.duration_seconds, sections);
-    // The interface's upload modality for `inter-2`, the v1 model.
-    for signal in &mut parts.signals {
-        signal.modality.get_or_insert_with(|| vec![Modality::Video]);
-    }
-    let (parts, feedback) =
-        if upload.goal_dimensions.is_empty() && upload.conversation_context.is_none() {
-            let reason = "No goal dimensions or conversation context were given.".to_owned();
-            (parts, Feedback::NoFeedback { reason })
-        } else {
+    let parts = v1_parts(&result.windows, result.duration_seconds, sections);
+    let (parts, feedback) = match not_requested(
+        &upload.goal_dimensions,
+        upload.conversation_context.as_deref(),
+    ) {
+        Some(none) => (parts, none),
+        None => {
             let (_, parts, feedback) = app.pool.feedback(upload, parts).await?;
             (parts, feedback)
-        };
+        }
+    };
     drop(worker);
-    Ok(AnalysisResult {
-        signals: parts.signals,
-        engagement_state: parts.engagement_state,
-        conversation_quality: parts.conversation_quality,
-        feedback,
-    })
+    Ok(v1_result(parts, feedback))
 }

@@ -5,7 +5,7 @@
 use super::cues::{ConversationBaselines, Cue, Evidence};
 use super::features::WindowFeatures;
 use super::params::{ModelParams, SignalRule};
-use super::{Channel, Finding, WindowAnalyzer, WindowVerdict};
+use super::{Channel, Finding, WindowAnalyzer, WindowResult};
 use crate::wire::{EngagementLevel, Probability};
 
 /// Most cue sentences quoted in one rationale.
@@ -65,7 +65,7 @@ fn level(rule: &SignalRule, score: f64) -> Option<Probability> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Explanation {
     /// The verdict, as [`WindowAnalyzer::analyze`] returns it.
-    pub verdict: WindowVerdict,
+    pub verdict: WindowResult,
     /// Every cue at or above the strength floor, in the order found.
     pub evidence: Vec<Evidence>,
     /// Score toward `engaged`.
@@ -129,7 +129,9 @@ impl RuleAnalyzer {
             EngagementLevel::Neutral
         };
         Explanation {
-            verdict: WindowVerdict {
+            verdict: WindowResult {
+                start: window.start,
+                end: window.end,
                 engagement,
                 findings,
             },
@@ -141,7 +143,7 @@ impl RuleAnalyzer {
 }
 
 impl WindowAnalyzer for RuleAnalyzer {
-    fn analyze(&mut self, window: &WindowFeatures) -> WindowVerdict {
+    fn analyze(&mut self, window: &WindowFeatures) -> WindowResult {
         self.explain(window).verdict
     }
 }

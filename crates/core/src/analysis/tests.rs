@@ -26,12 +26,12 @@ fn calm(start: f64) -> WindowFeatures {
     }
 }
 
-fn run(params: &'static params::ModelParams, windows: &[WindowFeatures]) -> Vec<WindowVerdict> {
+fn run(params: &'static params::ModelParams, windows: &[WindowFeatures]) -> Vec<WindowResult> {
     let mut analyzer = RuleAnalyzer::new(params);
     windows.iter().map(|w| analyzer.analyze(w)).collect()
 }
 
-fn finding(verdict: &WindowVerdict, signal: SignalType) -> Option<&Finding> {
+fn finding(verdict: &WindowResult, signal: SignalType) -> Option<&Finding> {
     verdict.findings.iter().find(|f| f.signal == signal)
 }
 
@@ -394,14 +394,17 @@ fn nods_read_as_agreement_from_the_picture() {
     let f = finding(&verdicts[0], SignalType::Agreement).expect("agreement");
     assert_eq!(f.channels, [Channel::Visual]);
     assert_eq!(
-        modality(f, Model::Inter2, Some(Endpoint::Realtime)),
+        modality(f, Surface::Stream(Model::Inter2, Endpoint::Realtime)),
         [Modality::Visual]
     );
     assert_eq!(
-        modality(f, Model::Inter2, Some(Endpoint::StreamV1)),
+        modality(f, Surface::Stream(Model::Inter2, Endpoint::StreamV1)),
         [Modality::Video]
     );
-    assert_eq!(modality(f, Model::Inter2Audio, None), [Modality::Audio]);
+    assert_eq!(
+        modality(f, Surface::Upload(Model::Inter2Audio)),
+        [Modality::Audio]
+    );
     // Video evidence of a window with too little decodable video is ignored.
     let mut sparse = calm(0.0);
     sparse.video = Some(VideoMeasures {

@@ -22,10 +22,8 @@
 //! window (or part of one) arriving for an already-closed period counts
 //! toward the next `overall` only, since that period's entry was sent.
 
-use crate::wire::{
-    ConversationQualityUpdated, EngagementLevel, IncludeFlag, Probability, Seconds, SignalType,
-    TimelineEntry,
-};
+use super::signals::ClosedWindow;
+use crate::wire::{ConversationQualityUpdated, IncludeFlag, Seconds, TimelineEntry};
 use attune_cqi::{EngagementEvidence, QualityAccumulator, SignalEvidence, MAX_SPAN_SECONDS};
 
 /// The period length used unless configured: 10 s.
@@ -43,19 +41,6 @@ pub const MIN_PERIOD_SECONDS: Seconds = 1.0;
 /// per period; a longer window is malformed input and counts toward
 /// `overall` only, so it cannot produce an unbounded burst of events.
 pub const MAX_PERIODS_PER_WINDOW: u64 = 1024;
-
-/// One analysis window as it closes, in session-cumulative seconds.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct AnalyzedWindow<'a> {
-    /// Window start.
-    pub start: Seconds,
-    /// Window end.
-    pub end: Seconds,
-    /// The window's engagement state.
-    pub engagement: EngagementLevel,
-    /// Signals detected in the window; each spans the whole window.
-    pub signals: &'a [(SignalType, Probability)],
-}
 
 /// One `conversation_quality.updated` payload and the period it closes.
 #[derive(Debug, Clone, PartialEq)]
@@ -147,7 +132,7 @@ impl QualityCadence {
     /// A window with a NaN or infinite bound, no positive length, or longer
     /// than [`MAX_SPAN_SECONDS`] is ignored, as is everything after
     /// [`QualityCadence::finish`]. A negative start is clipped to 0.
-    pub fn observe_window(&mut self, window: &AnalyzedWindow<'_>) -> Vec<QualityUpdate> {
+    pub fn observe_window(&mut self, window: &ClosedWindow) -> Vec<QualityUpdate> {
         let mut updates = Vec::new();
         // Checked before clipping, since `NaN.max(0.0)` is 0.
         let usable = window.start.is_finite() && window.end.is_finite();
@@ -265,7 +250,7 @@ impl QualityCadence {
 /// Adds the part `[start, end)` of a window to `accumulator`.
 fn add_window(
     accumulator: &mut QualityAccumulator,
-    window: &AnalyzedWindow<'_>,
+    window: &ClosedWindow,
     start: Seconds,
     end: Seconds,
 ) {
@@ -274,10 +259,10 @@ fn add_window(
         start,
         end,
     });
-    for &(signal_type, probability) in window.signals {
+    for detection in &window.detections {
         accumulator.add_signal(&SignalEvidence {
-            signal_type,
-            probability: Some(probability),
+            signal_type: detection.signal_type,
+            probability: Some(detection.probability),
             start,
             end,
         });
@@ -287,7 +272,8 @@ fn add_window(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::QualityValues;
+    use crate::lifecycle::signals::Detection;
+    use crate::wire::{EngagementLevel, Probability, QualityValues, SignalType};
     use attune_cqi::score;
 
     const BOTH: [IncludeFlag; 2] = [
@@ -300,25 +286,33 @@ mod tests {
         end: f64,
         engagement: EngagementLevel,
         signals: &[(SignalType, Probability)],
-    ) -> AnalyzedWindow<'_> {
-        AnalyzedWindow {
+    ) -> ClosedWindow {
+        ClosedWindow {
             start,
             end,
             engagement,
-            signals,
+            detections: signals
+                .iter()
+                .map(|&(signal_type, probability)| Detection {
+                    signal_type,
+                    probability,
+                    rationale: String::new(),
+                    modality: Vec::new(),
+                })
+                .collect(),
         }
     }
 
-    fn neutral(start: f64, end: f64) -> AnalyzedWindow<'static> {
+    fn neutral(start: f64, end: f64) -> ClosedWindow {
         window(start, end, EngagementLevel::Neutral, &[])
     }
 
-    fn engaged(start: f64, end: f64) -> AnalyzedWindow<'static> {
+    fn engaged(start: f64, end: f64) -> ClosedWindow {
         window(start, end, EngagementLevel::Engaged, &[])
     }
 
     /// Feeds windows in order and collects every update.
-    fn feed(cadence: &mut QualityCadence, windows: &[AnalyzedWindow<'_>]) -> Vec<QualityUpdate> {
+    fn feed(cadence: &mut QualityCadence, windows: &[ClosedWindow]) -> Vec<QualityUpdate> {
         windows
             .iter()
             .flat_map(|w| cadence.observe_window(w))

@@ -10,4 +10,5 @@ pub mod engagement;
 mod session;
 pub mod signals;
 
-pub use session::{ClosedWindow, SessionLifecycle};
+pub use session::SessionLifecycle;
+pub use signals::ClosedWindow;

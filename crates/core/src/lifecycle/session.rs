@@ -9,27 +9,10 @@
 //! `signal.ended` for every still-active signal, then `session.ended`, so a
 //! client never sees a signal outlive its session.
 
-use super::cadence::{AnalyzedWindow, QualityCadence};
+use super::cadence::QualityCadence;
 use super::engagement::EngagementTracker;
-use super::signals::{Detection, SignalTracker, UpdatePolicy};
-use crate::wire::{
-    EngagementLevel, EventData, IncludeFlag, Probability, Seconds, SessionEndReason, SessionEnded,
-    SignalType,
-};
-
-/// One analysis window as it closes, in session-cumulative seconds: what the
-/// analyzer concluded about it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ClosedWindow {
-    /// Window start.
-    pub start: Seconds,
-    /// Window end.
-    pub end: Seconds,
-    /// The window's engagement state.
-    pub engagement: EngagementLevel,
-    /// The signals detected in the window, with their evidence.
-    pub detections: Vec<Detection>,
-}
+use super::signals::{ClosedWindow, SignalTracker, UpdatePolicy};
+use crate::wire::{EventData, IncludeFlag, Seconds, SessionEndReason, SessionEnded};
 
 /// Per-session event state: signal lifecycle, engagement and CQI cadence.
 #[derive(Debug, Clone)]
@@ -82,20 +65,9 @@ impl SessionLifecycle {
         if let Some(update) = self.engagement.observe(window.start, window.engagement) {
             events.push(EventData::EngagementUpdated(update));
         }
-        let found: Vec<(SignalType, Probability)> = window
-            .detections
-            .iter()
-            .map(|d| (d.signal_type, d.probability))
-            .collect();
-        let analyzed = AnalyzedWindow {
-            start: window.start,
-            end: window.end,
-            engagement: window.engagement,
-            signals: &found,
-        };
         events.extend(
             self.quality
-                .observe_window(&analyzed)
+                .observe_window(window)
                 .into_iter()
                 .map(|u| EventData::ConversationQualityUpdated(u.data)),
         );
@@ -130,7 +102,9 @@ impl SessionLifecycle {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lifecycle::signals::Detection;
     use crate::wire::Modality;
+    use crate::wire::{EngagementLevel, Probability, SignalType};
 
     fn window(
         start: f64,

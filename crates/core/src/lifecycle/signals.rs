@@ -38,7 +38,8 @@
 //! and sends the returned events.
 
 use crate::wire::{
-    EventData, Modality, Probability, Seconds, SignalEnded, SignalEvent, SignalType,
+    EngagementLevel, EventData, Modality, Probability, Seconds, SignalEnded, SignalEvent,
+    SignalType,
 };
 use std::collections::BTreeMap;
 
@@ -80,6 +81,20 @@ impl UpdatePolicy {
             || (self.rationale_triggers_update() && active.rationale != seen.rationale)
             || (self.carries_modality() && active.modality != seen.modality)
     }
+}
+
+/// One analysis window as it closes, in session-cumulative seconds: what the
+/// analyzer concluded about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClosedWindow {
+    /// Window start.
+    pub start: Seconds,
+    /// Window end.
+    pub end: Seconds,
+    /// The window's engagement state.
+    pub engagement: EngagementLevel,
+    /// The signals detected in the window, with their evidence.
+    pub detections: Vec<Detection>,
 }
 
 /// One signal found by the analyzer in one window.

@@ -42,6 +42,7 @@
 //!   and `session.ended`. A server shutdown (`ih6005`) also ends open signals
 //!   first, since the session ends on the server's initiative.
 
+mod billing;
 mod setup;
 
 pub use setup::{SessionLimits, SessionSetup};
@@ -617,13 +618,10 @@ impl StreamSession {
 
     fn shutdown_warning(&self, remaining: Seconds) -> Action {
         let seconds = remaining.ceil() as u64;
-        Action::Send(EventData::Error(ErrorEvent {
-            code: ErrorCode::Ih6006,
-            message: format!("the server shuts down in {seconds} s; reconnect after it"),
-            link: Some(ErrorCode::Ih6006.link(&self.setup.docs_url)),
-            segment: None,
-            seconds_remaining: Some(seconds),
-        }))
+        Action::Send(EventData::Error(ErrorEvent::shutdown_warning(
+            seconds,
+            &self.setup.docs_url,
+        )))
     }
 
     /// The earliest session time at which [`StreamSession::on_tick`] has
@@ -832,13 +830,11 @@ impl StreamSession {
     }
 
     fn error_action(&self, error: &ServiceError, segment: Option<u64>) -> Action {
-        Action::Send(EventData::Error(ErrorEvent {
-            code: error.code,
-            message: error.message().to_owned(),
-            link: Some(error.code.link(&self.setup.docs_url)),
+        Action::Send(EventData::Error(ErrorEvent::new(
+            error,
+            &self.setup.docs_url,
             segment,
-            seconds_remaining: None,
-        }))
+        )))
     }
 }
 

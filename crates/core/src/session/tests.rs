@@ -1,13 +1,14 @@
 use super::*;
-use crate::access::{negotiate, ALL_SCOPES};
+use crate::access::{negotiate, Scope, Scopes, ALL_SCOPES};
 use crate::lifecycle::signals::Detection;
 use crate::recommend::Period;
 use crate::wire::{EngagementLevel, Modality, Probability, SignalType};
 use proptest::prelude::*;
 
-fn setup(endpoint: Endpoint, scopes: &'static [&'static str], model: Option<&str>) -> SessionSetup {
-    let has = move |s: &str| scopes.contains(&s);
-    let negotiated = negotiate(endpoint, model, &has, Model::SERVED).expect("handshake accepted");
+fn setup(endpoint: Endpoint, scopes: &[Scope], model: Option<&str>) -> SessionSetup {
+    let scopes: Scopes = scopes.iter().copied().collect();
+    let negotiated =
+        negotiate(endpoint, model, &scopes, Model::SERVED).expect("handshake accepted");
     SessionSetup::new(endpoint, negotiated, "https://docs.example.com")
 }
 
@@ -178,7 +179,7 @@ fn model_switch_rules_on_v2() {
 #[test]
 fn switch_to_a_model_the_credential_lacks_is_a_non_fatal_ih2003() {
     let (mut session, _) =
-        StreamSession::open(setup(Endpoint::StreamV2, &["service.stream"], None), 0.0);
+        StreamSession::open(setup(Endpoint::StreamV2, &[Scope::Stream], None), 0.0);
     let actions = session.on_text(
         1.0,
         r#"{"model":"inter-2-audio","include":["conversation_quality_overall"]}"#,

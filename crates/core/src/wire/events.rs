@@ -313,6 +313,35 @@ pub struct ErrorEvent {
     pub seconds_remaining: Option<u64>,
 }
 
+impl ErrorEvent {
+    /// The one constructor of a stream's `error` event: `error`'s code and
+    /// message, the code's documentation link under `docs_url`, and the
+    /// caller's frame concerned (`None` when no frame is). Used by the session
+    /// engine for every in-session error and by the server for a refused
+    /// handshake, so the four ways a session can report an error spell it alike.
+    pub fn new(error: &crate::error::ServiceError, docs_url: &str, segment: Option<u64>) -> Self {
+        ErrorEvent {
+            code: error.code,
+            message: error.message().to_owned(),
+            link: Some(error.code.link(docs_url)),
+            segment,
+            seconds_remaining: None,
+        }
+    }
+
+    /// The `ih6006` shutdown warning: the server stops in `seconds`.
+    pub fn shutdown_warning(seconds: u64, docs_url: &str) -> Self {
+        let error = crate::error::ServiceError::with_message(
+            ErrorCode::Ih6006,
+            format!("the server shuts down in {seconds} s; reconnect after it"),
+        );
+        ErrorEvent {
+            seconds_remaining: Some(seconds),
+            ..ErrorEvent::new(&error, docs_url, None)
+        }
+    }
+}
+
 /// `session.closing` data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

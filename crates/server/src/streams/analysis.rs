@@ -4,8 +4,9 @@
 //! The socket side never waits for analysis: it queues frames ([`AnalysisHandle::media`])
 //! and goes back to reading. The analysis of one session runs on at most one pool thread at
 //! a time (its [`LiveAnalyzer`] moves to the thread with a batch of frames and comes back
-//! with the output), and the pool's queue is first come, first served across sessions, so
-//! a busy session cannot starve the others.
+//! with the output). Batches run on the instance's one analysis [`Executor`], in its stream
+//! lane: first come, first served across sessions, so a busy session cannot starve the
+//! others, and ahead of waiting uploads (see [`crate::executor`]).
 //!
 //! Bounded memory: a frame that waited longer than [`StreamSettings::max_lag`] before its
 //! batch started is behind; it is still demuxed and decoded (container and codec state must
@@ -19,95 +20,18 @@
 //! even be decoded in time, and is closed cleanly ([`Enqueued::Overflow`], `ih1002`) rather
 //! than fed a stream with a hole in it.
 
-use super::StreamSettings;
+use super::registry::StreamSettings;
+use crate::executor::{Executor, Lane};
+pub(crate) use attune_core::backlog::Enqueued;
+use attune_core::backlog::MediaBacklog;
 use attune_core::live::{LiveAnalyzer, LiveOutput};
 use attune_core::wire::{AudioFormat, Endpoint, Model};
 use attune_core::{ErrorCode, ServiceError};
-use std::collections::VecDeque;
-use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio::time::Instant;
-
-type Job = Box<dyn FnOnce() + Send>;
-
-/// A fixed set of threads running analysis batches first come, first served.
-///
-/// Hand-written rather than `spawn_blocking`: tokio's blocking pool grows a thread per
-/// waiting task (up to 512), so hundreds of sessions would oversubscribe two cores and
-/// every session's latency would suffer together; a fixed pool keeps one batch per core
-/// running and queues the rest fairly.
-#[derive(Clone)]
-pub(crate) struct AnalysisPool {
-    shared: Arc<PoolShared>,
-}
-
-struct PoolShared {
-    queue: Mutex<VecDeque<Job>>,
-    ready: Condvar,
-}
-
-impl std::fmt::Debug for AnalysisPool {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnalysisPool").finish_non_exhaustive()
-    }
-}
-
-impl AnalysisPool {
-    /// A pool of `threads` analysis threads (at least one). They live as long as the process.
-    pub(crate) fn new(threads: usize) -> AnalysisPool {
-        let shared = Arc::new(PoolShared {
-            queue: Mutex::new(VecDeque::new()),
-            ready: Condvar::new(),
-        });
-        for index in 0..threads.max(1) {
-            let shared = Arc::clone(&shared);
-            let spawned = std::thread::Builder::new()
-                .name(format!("attune-stream-{index}"))
-                .spawn(move || worker(&shared));
-            if let Err(error) = spawned {
-                tracing::error!(%error, "cannot start a stream analysis thread");
-            }
-        }
-        AnalysisPool { shared }
-    }
-
-    /// Runs `f` on a pool thread; `None` when it panicked.
-    async fn run<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
-        let (tx, rx) = oneshot::channel();
-        let job: Job = Box::new(move || {
-            let result = std::panic::catch_unwind(AssertUnwindSafe(f)).ok();
-            let _ = tx.send(result);
-        });
-        self.shared
-            .queue
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push_back(job);
-        self.shared.ready.notify_one();
-        rx.await.ok().flatten()
-    }
-}
-
-fn worker(shared: &PoolShared) {
-    loop {
-        let job = {
-            let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
-            loop {
-                if let Some(job) = queue.pop_front() {
-                    break job;
-                }
-                queue = shared
-                    .ready
-                    .wait(queue)
-                    .unwrap_or_else(PoisonError::into_inner);
-            }
-        };
-        job();
-    }
-}
 
 /// Work for a session's analysis, in the order the session produced it.
 enum Work {
@@ -136,33 +60,19 @@ pub(crate) enum AnalysisEvent {
     Failed(ServiceError),
 }
 
-/// What became of a frame handed to the analysis.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Enqueued {
-    /// Queued for analysis.
-    Queued,
-    /// Queued to be demuxed and decoded only: the session held `max_queued_bytes` of unread
-    /// frames with it. The windows it covers come back as `coverage.dropped`.
-    DecodeOnly,
-    /// Not queued: with it the session would hold more than `max_backlog_bytes`. The session
-    /// must end, since the stream now has a hole.
-    Overflow,
-}
-
 /// The session side of its analysis task.
 #[derive(Debug)]
 pub(crate) struct AnalysisHandle {
     tx: mpsc::UnboundedSender<Work>,
     queued_bytes: Arc<AtomicU64>,
-    max_queued_bytes: u64,
-    max_backlog_bytes: u64,
+    backlog: MediaBacklog,
 }
 
 impl AnalysisHandle {
     /// Starts the analysis task of a session analyzed by `model`; its events arrive on the
     /// returned receiver.
     pub(crate) fn start(
-        pool: AnalysisPool,
+        pool: Executor,
         settings: &StreamSettings,
         model: Model,
         endpoint: Endpoint,
@@ -182,8 +92,7 @@ impl AnalysisHandle {
         let handle = AnalysisHandle {
             tx,
             queued_bytes,
-            max_queued_bytes: settings.max_queued_bytes,
-            max_backlog_bytes: settings.max_backlog_bytes.max(settings.max_queued_bytes),
+            backlog: MediaBacklog::new(settings.max_queued_bytes, settings.max_backlog_bytes),
         };
         (handle, events_rx)
     }
@@ -193,16 +102,10 @@ impl AnalysisHandle {
     pub(crate) fn media(&self, segment: u64, bytes: Vec<u8>) -> Enqueued {
         let size = bytes.len() as u64;
         let held = self.queued_bytes.load(Ordering::Acquire);
-        let with_it = held.saturating_add(size);
-        // A lone frame always goes in, whatever its size (at most the segment limit): the
-        // bounds are about frames piling up, not about one large frame.
-        let outcome = if held == 0 || with_it <= self.max_queued_bytes {
-            Enqueued::Queued
-        } else if with_it <= self.max_backlog_bytes {
-            Enqueued::DecodeOnly
-        } else {
-            return Enqueued::Overflow;
-        };
+        let outcome = self.backlog.admit(held, size);
+        if outcome == Enqueued::Overflow {
+            return outcome;
+        }
         self.queued_bytes.fetch_add(size, Ordering::AcqRel);
         let work = Work::Media {
             segment,
@@ -218,7 +121,7 @@ impl AnalysisHandle {
 
     /// The session's hard bound on unread frames.
     pub(crate) fn max_backlog_bytes(&self) -> u64 {
-        self.max_backlog_bytes
+        self.backlog.max_backlog_bytes()
     }
 
     /// Frames are raw PCM in `format` from now on.
@@ -238,7 +141,7 @@ impl AnalysisHandle {
 }
 
 struct AnalysisTask {
-    pool: AnalysisPool,
+    pool: Executor,
     analyzer: Option<Box<LiveAnalyzer>>,
     work: mpsc::UnboundedReceiver<Work>,
     events: mpsc::UnboundedSender<AnalysisEvent>,
@@ -268,7 +171,7 @@ impl AnalysisTask {
             let max_lag = self.max_lag;
             let result = self
                 .pool
-                .run(move || {
+                .run(Lane::Stream, move || {
                     let output = process(&mut analyzer, batch, started, max_lag);
                     (analyzer, output)
                 })
@@ -347,7 +250,6 @@ mod tests {
             max_backlog_bytes,
             // Only saturation skips analysis here, never lag.
             max_lag: Duration::from_secs(600),
-            analysis_threads: 1,
             ..StreamSettings::default()
         }
     }
@@ -386,7 +288,7 @@ mod tests {
     async fn a_saturated_continuous_webm_keeps_its_bytes_and_later_windows_are_analyzed() {
         let media = fixture("segments/continuous.webm");
         let (handle, mut events) = AnalysisHandle::start(
-            AnalysisPool::new(1),
+            Executor::new(1),
             &settings(15_000, 1 << 20),
             Model::Inter2,
             Endpoint::StreamV1,
@@ -444,14 +346,14 @@ mod tests {
     #[tokio::test]
     async fn the_backlog_has_a_hard_bound() {
         let (handle, _events) = AnalysisHandle::start(
-            AnalysisPool::new(1),
+            Executor::new(1),
             &settings(10, 25),
             Model::Inter2,
             Endpoint::StreamV1,
         );
         assert_eq!(handle.media(0, vec![0; 40]), Enqueued::Queued);
         let (handle, _events) = AnalysisHandle::start(
-            AnalysisPool::new(1),
+            Executor::new(1),
             &settings(10, 25),
             Model::Inter2,
             Endpoint::StreamV1,

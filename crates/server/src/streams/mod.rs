@@ -19,22 +19,23 @@
 
 mod analysis;
 mod credential;
+pub(crate) mod registry;
 mod session;
 
-pub(crate) use analysis::AnalysisPool;
+pub(crate) use registry::{SessionClock, Streams, SEC_WEBSOCKET_PROTOCOL};
+pub use registry::{StreamSettings, ACCESS_TOKEN_PROTOCOL, MAX_MESSAGE_BYTES};
 
+use crate::app::{announced_sdk_header, App, X_CLIENT_REQUEST_ID, X_CORRELATION_ID};
 use crate::auth::{authenticate_credential, bearer_credential, Credential, Principal};
 use crate::http_error::{Body, HttpError};
 use crate::ids::CorrelationId;
 use crate::keys::KeyHash;
 use crate::limits::{check_subscription, RequestPermit};
-use crate::recommend_backend::RecommendationService;
 use crate::redact;
-use crate::routes::{announced_sdk_header, App, X_CLIENT_REQUEST_ID, X_CORRELATION_ID};
-use crate::store::TokenStore;
 use attune_core::access::{negotiate, Refusal};
-use attune_core::session::{Revoked, SessionLimits, SessionSetup, StreamSession};
-use attune_core::wire::{Endpoint, ErrorEvent, EventData, Model, Seconds};
+use attune_core::billing;
+use attune_core::session::{Revoked, SessionSetup, StreamSession};
+use attune_core::wire::{Endpoint, ErrorEvent, EventData};
 use attune_core::{ErrorCode, ServiceError};
 use credential::CredentialWatch;
 use fastwebsockets::upgrade::{is_upgrade_request, upgrade};
@@ -44,171 +45,6 @@ use hyper::header::{HeaderMap, HeaderValue, AUTHORIZATION};
 use hyper::{Request, Response, StatusCode};
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
-use tokio::sync::watch;
-use tokio::time::Instant;
-use tokio_util::task::TaskTracker;
-
-/// The request header of the WebSocket subprotocol list.
-const SEC_WEBSOCKET_PROTOCOL: &str = "sec-websocket-protocol";
-/// The subprotocol that announces a credential in the next list item.
-pub const ACCESS_TOKEN_PROTOCOL: &str = "access_token";
-/// Largest WebSocket message read by default: above the interface's 32 MiB frame limit, so
-/// an oversized frame is answered with a non-fatal `ih6002` rather than a dropped
-/// connection; beyond this the session ends with `ih6002` and close 1009.
-pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
-
-/// How stream sessions are run.
-#[derive(Debug, Clone)]
-pub struct StreamSettings {
-    /// Session limits announced in `session.ready` and enforced.
-    pub limits: SessionLimits,
-    /// Models with an analysis backend on this instance (`ih1003` for others).
-    pub models: Vec<Model>,
-    /// Base of error documentation links.
-    pub docs_url: String,
-    /// Session seconds per real second: 1 in production. Tests speed time-driven rules
-    /// (idle, maximum duration, drain, shutdown warnings) up with it.
-    pub time_scale: f64,
-    /// A frame that waited longer than this for analysis is decoded but not analyzed
-    /// (`coverage.dropped`).
-    pub max_lag: Duration,
-    /// Unread bytes a session may hold for analysis; a frame arriving beyond is still
-    /// demuxed and decoded (a continuous container needs every byte) but not analyzed
-    /// (`coverage.dropped`).
-    pub max_queued_bytes: u64,
-    /// Unread bytes a session may hold at all (memory bound; at least `max_queued_bytes`):
-    /// beyond, the session ends with `ih1002` and close 1013 rather than lose bytes.
-    pub max_backlog_bytes: u64,
-    /// Largest WebSocket message read ([`MAX_MESSAGE_BYTES`] by default).
-    pub max_message_bytes: usize,
-    /// Longest one write to the client may wait for it to read; past it the session ends and
-    /// the connection is dropped without a close frame (the client sees 1006): a frame cut
-    /// mid-write leaves nothing a close frame could follow, and a client that reads nothing
-    /// would not read one either. This is what bounds a never-reading client to the socket
-    /// buffers.
-    pub write_timeout: Duration,
-    /// How long a running session trusts its credential without reading the store again
-    /// (revocations made through this server are seen at once; see `credential`).
-    pub credential_recheck: Duration,
-    /// Notice given to open sessions at shutdown (`ih6006` warnings, then `ih6005`), session
-    /// seconds. About 5 minutes by default.
-    pub shutdown_notice_seconds: Seconds,
-    /// Analysis threads shared by all sessions.
-    pub analysis_threads: usize,
-    /// Writes realtime recommendations (the embedded recommender unless a backend is
-    /// configured).
-    pub recommender: RecommendationService,
-}
-
-impl Default for StreamSettings {
-    fn default() -> Self {
-        StreamSettings {
-            limits: SessionLimits::default(),
-            models: Model::SERVED.to_vec(),
-            docs_url: "http://127.0.0.1:8080/docs".to_owned(),
-            time_scale: 1.0,
-            max_lag: Duration::from_secs(2),
-            max_queued_bytes: 48 * 1024 * 1024,
-            max_backlog_bytes: 96 * 1024 * 1024,
-            max_message_bytes: MAX_MESSAGE_BYTES,
-            write_timeout: Duration::from_secs(30),
-            credential_recheck: Duration::from_secs(5),
-            shutdown_notice_seconds: 300.0,
-            analysis_threads: std::thread::available_parallelism().map_or(2, usize::from),
-            recommender: RecommendationService::embedded(),
-        }
-    }
-}
-
-/// Session time: seconds since the handshake, times the configured scale.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct SessionClock {
-    start: Instant,
-    scale: f64,
-}
-
-impl SessionClock {
-    fn new(scale: f64) -> SessionClock {
-        SessionClock {
-            start: Instant::now(),
-            scale: if scale.is_finite() && scale > 0.0 {
-                scale
-            } else {
-                1.0
-            },
-        }
-    }
-
-    /// The session time now.
-    pub(crate) fn now(&self) -> Seconds {
-        self.start.elapsed().as_secs_f64() * self.scale
-    }
-
-    /// The instant at session time `at`.
-    pub(crate) fn instant(&self, at: Seconds) -> Instant {
-        let real = (at / self.scale).clamp(0.0, 1e9);
-        self.start + Duration::from_secs_f64(real)
-    }
-
-    /// The session time of `instant`.
-    pub(crate) fn session_time(&self, instant: Instant) -> Seconds {
-        instant.saturating_duration_since(self.start).as_secs_f64() * self.scale
-    }
-}
-
-/// State shared by every stream session of the server.
-pub(crate) struct Streams {
-    pub(crate) settings: StreamSettings,
-    pub(crate) pool: AnalysisPool,
-    pub(crate) tokens: Arc<dyn TokenStore>,
-    shutdown: watch::Sender<Option<Instant>>,
-    tracker: TaskTracker,
-}
-
-impl std::fmt::Debug for Streams {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Streams")
-            .field("settings", &self.settings)
-            .field("sessions", &self.tracker.len())
-            .finish_non_exhaustive()
-    }
-}
-
-impl Streams {
-    pub(crate) fn new(settings: StreamSettings, tokens: Arc<dyn TokenStore>) -> Streams {
-        let pool = AnalysisPool::new(settings.analysis_threads);
-        Streams {
-            settings,
-            pool,
-            tokens,
-            shutdown: watch::channel(None).0,
-            tracker: TaskTracker::new(),
-        }
-    }
-
-    fn shutdown_schedule(&self) -> watch::Receiver<Option<Instant>> {
-        self.shutdown.subscribe()
-    }
-
-    /// Tells every open session the server shuts down after the notice period, and waits
-    /// until they have all ended (they close themselves at the deadline).
-    pub(crate) async fn shut_down(&self) {
-        let notice = self.settings.shutdown_notice_seconds / self.settings.time_scale.max(1e-9);
-        let at = Instant::now() + Duration::from_secs_f64(notice.clamp(0.0, 86_400.0));
-        self.shutdown.send_replace(Some(at));
-        self.tracker.close();
-        if !self.tracker.is_empty() {
-            tracing::info!(
-                sessions = self.tracker.len(),
-                notice_seconds = notice,
-                "stream sessions told of the shutdown"
-            );
-        }
-        // Sessions close at the deadline; a little slack for their last writes.
-        let _ = tokio::time::timeout_at(at + Duration::from_secs(5), self.tracker.wait()).await;
-    }
-}
 
 /// The WebSocket endpoint at `path`, if it is one.
 pub(crate) fn endpoint_of(path: &str) -> Option<Endpoint> {
@@ -401,13 +237,7 @@ pub(crate) async fn handle(
             Err(refusal) => {
                 let error = &refusal.error;
                 writer
-                    .event(EventData::Error(ErrorEvent {
-                        code: error.code,
-                        message: error.message().to_owned(),
-                        link: Some(error.code.link(&docs_url)),
-                        segment: None,
-                        seconds_remaining: None,
-                    }))
+                    .event(EventData::Error(ErrorEvent::new(error, &docs_url, None)))
                     .await;
                 writer
                     .close(refusal.close_code, error.code.info().meaning)
@@ -477,22 +307,17 @@ async fn admit(
             .await
             .map_err(|e| e.service_error().clone())?,
     );
-    let has_scope = |scope: &str| principal.has_scope(scope);
     let negotiated = negotiate(
         endpoint,
         query.get("model").map(String::as_str),
-        &has_scope,
+        principal.scopes(),
         &app.streams.settings.models,
     )?;
     let mut limits = app.streams.settings.limits.clone();
     let mut session_slot = None;
     if let Some(token) = principal.token() {
-        if token.video_seconds_left.is_some_and(|left| left <= 0.0) {
-            return Err(ServiceError::with_message(
-                ErrorCode::Ih3006,
-                "The client token's video budget is spent.",
-            )
-            .into());
+        if billing::is_spent(token.video_seconds_left) {
+            return Err(billing::session_refused().into());
         }
         if let Some(max) = token.caps.max_bytes {
             limits.max_bytes = Some(max);

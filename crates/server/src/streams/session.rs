@@ -17,6 +17,7 @@ use super::credential::CredentialWatch;
 use super::{SessionClock, Streams};
 use crate::auth::Principal;
 use crate::tokens::charge_video_budget;
+use attune_core::billing::{self, Billed};
 use attune_core::live::LiveOutput;
 use attune_core::session::{Action, StreamSession};
 use attune_core::wire::{Endpoint, Event, EventData, Timestamp};
@@ -512,27 +513,18 @@ async fn absorb_output(
     clock: &SessionClock,
     streams: &Streams,
     principal: &Principal,
-    mut output: LiveOutput,
+    output: LiveOutput,
 ) -> Vec<Action> {
-    let mut refusal = None;
+    let mut billed = Billed::All;
     if let Some(token) = principal.token() {
-        for (i, window) in output.windows.iter().enumerate() {
-            let seconds = window.end - window.start;
-            if let Err(error) =
+        for (covered, seconds) in billing::window_charges(&output).into_iter().enumerate() {
+            if let Err(refusal) =
                 charge_video_budget(streams.tokens.as_ref(), &token.id, seconds).await
             {
-                refusal = Some((i, error));
+                billed = Billed::Partly { covered, refusal };
                 break;
             }
         }
     }
-    match refusal {
-        None => engine.on_live_output(clock.now(), output),
-        Some((covered, error)) => {
-            output.windows.truncate(covered);
-            let mut actions = engine.on_live_output(clock.now(), output);
-            actions.extend(engine.fail(error));
-            actions
-        }
-    }
+    engine.on_billed_output(clock.now(), output, billed)
 }

@@ -259,7 +259,8 @@ impl Harness {
         let mut layer = ConfigLayer {
             bind: Some("127.0.0.1:0".parse().unwrap()),
             docs_url: Some(DOCS_URL.to_owned()),
-            workers: Some(2),
+            // Two uploads at once and a thread left to streams (see `executor`).
+            analysis_threads: Some(3),
             // Open stream sessions would otherwise hold a test server's shutdown for the
             // reference 5 minutes of notice.
             stream_shutdown_notice_seconds: Some(1),

@@ -175,7 +175,7 @@ async fn a_full_instance_answers_ih1002_with_retry_after() {
     let server = harness
         .start_with(
             |config| {
-                config.workers = Some(1);
+                config.analysis_threads = Some(1);
                 config.max_jobs = Some(2);
             },
             harness.services(),
@@ -351,7 +351,10 @@ async fn jobs_interrupted_by_a_restart_read_as_failed_with_ih1004() {
     let harness = Harness::new().await;
     let key = harness.key("acme", &Scope::ALL).await;
     let server = harness
-        .start_with(|config| config.workers = Some(1), harness.services())
+        .start_with(
+            |config| config.analysis_threads = Some(1),
+            harness.services(),
+        )
         .await;
     harness.runner.set(|script| script.hold = true);
     let running = json(submit(&server, &key, "inter-2", &[]).await).await;

@@ -41,8 +41,8 @@ async fn a_created_key_authenticates_until_revoked() {
         .unwrap();
     assert_eq!(principal.account_id(), created.record.account_id);
     assert_eq!(principal.key_id(), created.record.id);
-    principal.require_scope("service.upload.inter-2").unwrap();
-    let refused = principal.require_scope("service.stream").unwrap_err();
+    principal.require_scope(Scope::UploadInter2).unwrap();
+    let refused = principal.require_scope(Scope::Stream).unwrap_err();
     assert_eq!(refused.code, ErrorCode::Ih2003);
 
     let mut listing = Vec::new();
@@ -137,7 +137,7 @@ async fn an_empty_store_gets_one_development_key_with_every_scope() {
     .await
     .unwrap();
     for scope in Scope::ALL {
-        principal.require_scope(scope.as_str()).unwrap();
+        principal.require_scope(scope).unwrap();
     }
     assert!(commands::bootstrap_dev_key(&store).await.unwrap().is_none());
     assert_eq!(store.key_count().await.unwrap(), 1);

@@ -487,7 +487,7 @@ async fn upload_v2_and_job_reads_answer_as_documented() {
     let server = harness
         .start_with(
             |config| {
-                config.workers = Some(1);
+                config.analysis_threads = Some(1);
                 config.max_jobs = Some(1);
             },
             harness.services(),
