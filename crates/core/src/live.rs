@@ -67,6 +67,11 @@ pub struct LiveOutput {
     pub degraded: Vec<TimeRange>,
     /// Windows skipped because the session's analysis was behind, merged.
     pub dropped: Vec<TimeRange>,
+    /// Binary frames the reader examined to produce this output. The session's `ih6010` hold
+    /// timer counts from the examination of a frame that did not advance the stream, not from
+    /// its arrival, so a session whose analysis waits behind others is not mistaken for one
+    /// sending undecodable bytes.
+    pub frames_examined: u64,
 }
 
 impl LiveOutput {
@@ -78,6 +83,7 @@ impl LiveOutput {
             && self.fatal.is_none()
             && self.degraded.is_empty()
             && self.dropped.is_empty()
+            && self.frames_examined == 0
     }
 
     /// Appends `other` after this output.
@@ -96,6 +102,7 @@ impl LiveOutput {
         for range in other.dropped {
             push_merged(&mut self.dropped, range);
         }
+        self.frames_examined += other.frames_examined;
     }
 }
 
@@ -189,7 +196,9 @@ impl LiveAnalyzer {
     /// Reads one binary frame. With `skip`, the frame's media is decoded but not analyzed.
     pub fn push(&mut self, segment: u64, bytes: &[u8], skip: bool) -> LiveOutput {
         let report = self.reader.push(bytes, segment);
-        self.absorb(report, skip)
+        let mut out = self.absorb(report, skip);
+        out.frames_examined = 1;
+        out
     }
 
     /// The stream ended: analyzes what the reader held back and the last, possibly shorter,

@@ -447,9 +447,6 @@ impl StreamSession {
             return vec![self.error_action(&error, Some(segment))];
         }
         self.media_started = true;
-        if self.undecoded_since.is_none() {
-            self.undecoded_since = Some(now);
-        }
         vec![Action::Media { segment, bytes }]
     }
 
@@ -471,6 +468,14 @@ impl StreamSession {
         }
         if let Some(media_end) = output.media_end {
             self.on_media_progress(now, media_end);
+        } else if output.frames_examined > 0
+            && self.undecoded_since.is_none()
+            && self.phase == Phase::Open
+        {
+            // Frames were read and none advanced the stream: the `ih6010` hold timer starts
+            // now, when the bytes were examined, not when they arrived (a session queued
+            // behind others on a busy machine has not been looked at yet).
+            self.undecoded_since = Some(now);
         }
         actions.extend(self.on_windows(&output.windows));
         actions.extend(self.on_coverage_degraded(output.degraded));

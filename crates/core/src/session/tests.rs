@@ -355,28 +355,63 @@ fn disabled_limits_set_no_deadline() {
 
 #[test]
 fn stream_not_advancing_closes_with_ih6010() {
+    // The reader examined the frames and nothing advanced.
+    let examined = |frames| LiveOutput {
+        frames_examined: frames,
+        ..LiveOutput::default()
+    };
     let mut session = open(Endpoint::StreamV2);
     session.on_binary(10.0, vec![9; 100]);
-    assert_eq!(session.next_deadline(), Some(40.0));
+    session.on_live_output(10.5, examined(1));
+    assert_eq!(session.next_deadline(), Some(40.5));
     session.on_binary(20.0, vec![9; 100]);
+    session.on_live_output(20.5, examined(1));
     assert_eq!(
         session.next_deadline(),
-        Some(40.0),
+        Some(40.5),
         "more undecodable data does not reset it"
     );
     assert_eq!(
-        types(&session.on_tick(40.0)),
+        types(&session.on_tick(40.5)),
         ["error:ih6010", "close:1008"]
     );
 
     let mut session = open(Endpoint::StreamV2);
     session.on_binary(10.0, vec![9; 100]);
+    session.on_live_output(10.5, examined(1));
     session.on_media_progress(12.0, 3.0);
     assert_eq!(
         session.next_deadline(),
         Some(310.0),
         "decoded media clears the hold timer"
     );
+}
+
+/// Found by `benches/soak.sh` on an overloaded machine: frames that wait in the analysis queue
+/// longer than the hold limit have not been looked at, so the session is not "not advancing";
+/// the timer starts only once the reader examined them without progress.
+#[test]
+fn frames_waiting_behind_other_sessions_do_not_start_the_ih6010_timer() {
+    let mut session = open(Endpoint::StreamV1);
+    session.on_binary(10.0, vec![0x1a, 0x45, 0xdf, 0xa3]);
+    assert_eq!(
+        session.next_deadline(),
+        Some(310.0),
+        "only the idle timer runs while the frame waits"
+    );
+    assert!(
+        types(&session.on_tick(45.0)).is_empty(),
+        "no ih6010 at 35 s of waiting"
+    );
+    // The reader finally examines it: the header is not complete yet, the timer starts.
+    session.on_live_output(
+        50.0,
+        LiveOutput {
+            frames_examined: 1,
+            ..LiveOutput::default()
+        },
+    );
+    assert_eq!(session.next_deadline(), Some(80.0));
 }
 
 #[test]
