@@ -66,7 +66,6 @@
 
 mod audio;
 mod detect;
-mod fmp4;
 mod raw;
 mod report;
 mod whole;
@@ -532,7 +531,7 @@ impl LiveReader {
         let cap = self.limits.max_pending_bytes;
         let demux: Box<dyn Demuxer> = match detected {
             Detected::Mkv => Box::new(crate::formats::mkv::MkvDemuxer::stream(cap)),
-            Detected::Fmp4 => Box::new(fmp4::Fmp4Demuxer::new(cap)),
+            Detected::Fmp4 => Box::new(crate::formats::mp4::Mp4Demuxer::stream(cap)),
             Detected::Ts {
                 packet_size,
                 offset,
