@@ -22,7 +22,7 @@ use super::audio::{audio_setup, packet};
 use super::boxes::{bad, fourcc, header, Header};
 use super::fragment::parse_moof;
 use super::moov::{Movie, Sample, Timeline};
-use crate::demux::{Demuxer, Event, LiveProblem};
+use crate::demux::{feed_steps, Demuxer, Event, LiveProblem, Stepper};
 use crate::error::MediaError;
 use crate::info::{Container, TrackKind, VideoFrameInfo};
 
@@ -506,46 +506,29 @@ impl Mp4Demuxer {
             keyframe: s.sync,
         })
     }
+}
 
-    fn run(&mut self, b: &[u8], out: &mut Vec<Event>) -> usize {
-        let mut at = 0;
-        // Every step consumes bytes, changes state or waits; state changes without consuming
-        // happen at most twice in a row, so a step that consumes nothing four times in a row
-        // means a bug, and stops the loop rather than spin.
-        let mut idle = 0;
-        while idle < 4 {
-            let Some(n) = self.step(&b[at..], out) else {
-                break;
-            };
-            let n = n.min(b.len() - at);
-            at += n;
-            self.pos += n as u64;
-            idle = if n == 0 { idle + 1 } else { 0 };
-        }
-        at
+impl Stepper for Mp4Demuxer {
+    fn step(&mut self, b: &[u8], out: &mut Vec<Event>) -> Option<usize> {
+        Mp4Demuxer::step(self, b, out)
+    }
+
+    fn advance(&mut self, n: usize) {
+        self.pos += n as u64;
+    }
+
+    fn tail(&mut self) -> &mut Vec<u8> {
+        &mut self.tail
+    }
+
+    fn take_resync_dropped(&mut self) -> usize {
+        std::mem::take(&mut self.resync_dropped)
     }
 }
 
 impl Demuxer for Mp4Demuxer {
     fn feed(&mut self, data: &[u8], out: &mut Vec<Event>) {
-        self.resync_dropped = 0;
-        if self.tail.is_empty() {
-            // The usual case: the bytes are parsed where they are, and only a box they cut off
-            // is copied.
-            let used = self.run(data, out);
-            self.tail.extend_from_slice(&data[used..]);
-        } else {
-            let mut buf = std::mem::take(&mut self.tail);
-            buf.extend_from_slice(data);
-            let used = self.run(&buf, out);
-            buf.drain(..used);
-            self.tail = buf;
-        }
-        if self.resync_dropped > 0 {
-            out.push(Event::Problem(LiveProblem::Unreadable {
-                reason: format!("{} bytes skipped to resynchronise", self.resync_dropped),
-            }));
-        }
+        feed_steps(self, data, out);
     }
 
     fn finish(&mut self, _out: &mut Vec<Event>) {
