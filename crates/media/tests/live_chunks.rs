@@ -44,24 +44,20 @@ fn reader(input: &Input) -> LiveReader {
     }
 }
 
-/// The live reader fed `data` cut by `sizes` (used in turn and over again), then finished:
-/// its PCM, its frames and the codes of its problems.
-fn live(
-    mut reader: LiveReader,
-    data: &[u8],
-    sizes: &[usize],
-) -> (Vec<f32>, Vec<(u64, u32, bool)>, Vec<&'static str>) {
+/// What a read gave: PCM, frames (as [`frame_keys`]) and the codes of its problems.
+type Read = (Vec<f32>, Vec<(u64, u32, bool)>, Vec<&'static str>);
+
+/// The live reader fed `data` cut by `sizes` (used in turn and over again), then finished.
+fn live(mut reader: LiveReader, data: &[u8], sizes: &[usize]) -> Read {
     let (mut pcm, mut frames, mut codes) = (Vec::new(), Vec::new(), Vec::new());
     let mut rest = data;
-    let mut segment = 0;
-    for &size in sizes.iter().cycle() {
+    for (segment, &size) in (0u64..).zip(sizes.iter().cycle()) {
         if rest.is_empty() {
             break;
         }
         let (chunk, tail) = rest.split_at(size.clamp(1, rest.len()));
         rest = tail;
         let r = reader.push(chunk, segment);
-        segment += 1;
         pcm.extend(reader.drain_samples());
         frames.extend(r.video_frames.iter().copied());
         codes.extend(r.problems.iter().map(|p| p.problem.code_str()));
