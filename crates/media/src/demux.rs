@@ -122,6 +122,62 @@ pub(crate) trait Demuxer: Send {
     fn pending_bytes(&self) -> usize;
 }
 
+/// A demuxer that parses bytes where they arrive: each step reads the unconsumed bytes and
+/// says how many it consumed, and only the start of a unit a feed cut off is kept, in its tail.
+pub(crate) trait Stepper {
+    /// One step over the unconsumed bytes `b`: the bytes consumed (zero when only the state
+    /// changed, at most three times in a row), or `None` to wait for more.
+    fn step(&mut self, b: &[u8], out: &mut Vec<Event>) -> Option<usize>;
+    /// Moves the input position past `n` consumed bytes.
+    fn advance(&mut self, n: usize);
+    /// The start of a unit a feed cut off.
+    fn tail(&mut self) -> &mut Vec<u8>;
+    /// Bytes a resynchronisation scan dropped since the last call, cleared.
+    fn take_resync_dropped(&mut self) -> usize;
+}
+
+/// Steps over `b` until a step waits; returns the bytes consumed.
+fn run<S: Stepper>(s: &mut S, b: &[u8], out: &mut Vec<Event>) -> usize {
+    let mut at = 0;
+    // Every step consumes bytes, changes state or waits; state changes without consuming
+    // happen at most three times in a row, so a step that consumes nothing four times in a
+    // row means a bug, and stops the loop rather than spin.
+    let mut idle = 0;
+    while idle < 4 {
+        let Some(n) = s.step(&b[at..], out) else {
+            break;
+        };
+        let n = n.min(b.len() - at);
+        at += n;
+        s.advance(n);
+        idle = if n == 0 { idle + 1 } else { 0 };
+    }
+    at
+}
+
+/// [`Demuxer::feed`] for a [`Stepper`]: the bytes are parsed where they are when no tail
+/// waits, and only what they leave unconsumed is copied.
+pub(crate) fn feed_steps<S: Stepper>(s: &mut S, data: &[u8], out: &mut Vec<Event>) {
+    s.take_resync_dropped();
+    if s.tail().is_empty() {
+        let used = run(s, data, out);
+        s.tail().extend_from_slice(&data[used..]);
+    } else {
+        let mut buf = std::mem::take(s.tail());
+        buf.extend_from_slice(data);
+        let used = run(s, &buf, out);
+        buf.drain(..used);
+        *s.tail() = buf;
+    }
+    let dropped = s.take_resync_dropped();
+    if dropped > 0 {
+        // Damage that began in an earlier frame still covers this one.
+        out.push(Event::Problem(LiveProblem::Unreadable {
+            reason: format!("{dropped} bytes skipped to resynchronise"),
+        }));
+    }
+}
+
 /// Helpers for the chunking tests of every demuxer: what a demuxer's events amount to, and a
 /// demuxer fed a file cut into chunks.
 #[cfg(test)]

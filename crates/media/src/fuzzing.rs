@@ -21,9 +21,17 @@ use crate::video::{EncodedVideo, LumaDecoder};
 /// `decode` target runs the full-length decode) and every decoded second costs fuzzing speed.
 const DECODE_CAP_SECONDS: f64 = 2.0;
 
-/// Opens `data` with the MP4/MOV/M4A reader (progressive and fragmented) and exercises it.
+/// Opens `data` with the MP4/MOV/M4A reader (progressive and fragmented) and exercises it,
+/// then feeds the same bytes to the same demuxer as a live stream, cut into chunks whose sizes
+/// come from the data.
 pub fn mp4(data: &[u8]) {
     exercise(data, mp4::Mp4Reader::open(data));
+    // One box up to the cap, with its header of at most 16 bytes.
+    stream(
+        mp4::Mp4Demuxer::stream(STREAM_CAP),
+        data,
+        Some(STREAM_CAP + 16),
+    );
 }
 
 /// Opens `data` with the Matroska/WebM reader and exercises it, then feeds the same bytes to

@@ -8,11 +8,14 @@
 //!
 //! | container | structure, probe, video frames | audio packets | audio decoder |
 //! |---|---|---|---|
-//! | MP4 / MOV / M4A, progressive and fragmented | own box parser (`stts`/`ctts`/`stss`/`stsz`, `moof`/`trun`, `elst`) | Symphonia `IsoMp4Reader` | Symphonia, opus-pure |
+//! | MP4 / MOV / M4A, progressive and fragmented | own incremental box parser (`stts`/`ctts`/`stss`/`stsz`, `moof`/`trun`, `elst`) | own (codec parameters from Symphonia's `IsoMp4Reader` on `ftyp` + `moov`) | Symphonia, opus-pure |
 //! | Matroska / WebM | own EBML parser (`SimpleBlock`, `BlockGroup`, lacing) | own | Symphonia, opus-pure |
 //! | AVI | own RIFF parser (`idx1` keyframe flags) | own (PCM, MP3, MP2) | Symphonia |
 //! | MPEG-TS | own PAT/PMT/PES parser (picture-type keyframes) | own (ADTS AAC, MP2/MP3) | Symphonia |
 //! | WAV, FLAC, MP3, Ogg | Symphonia readers (no video) | Symphonia readers | Symphonia, opus-pure |
+//!
+//! MP4, Matroska/WebM and MPEG-TS each have one incremental demuxer, used by the file path (fed
+//! the whole input at once) and by [`live::LiveReader`] (fed frames as they arrive) alike.
 //!
 //! Audio codecs: AAC-LC, MP3, MP2, FLAC, Vorbis, ALAC and PCM (8/16/24/32-bit integer, 32/64-bit
 //! float) through Symphonia 0.6; Opus through `opus-pure`, which decodes like libopus. Video is

@@ -34,6 +34,7 @@ impl ByteQueue {
     }
 
     /// Stream position of the first unconsumed byte.
+    #[cfg(test)]
     pub(crate) fn pos(&self) -> u64 {
         self.pos
     }

@@ -14,8 +14,9 @@ use crate::audio::params::symphonia_params;
 use crate::audio::{AudioCodec, AudioTrack, VecPackets};
 use crate::bytes::{le_u16, le_u32, Cursor};
 use crate::error::MediaError;
-use crate::info::{Codec, Container, PcmFormat, Track, TrackKind, VideoFrameInfo};
-use crate::video::{EncodedVideo, EncodedVideoFrame};
+use crate::info::{
+    Codec, Container, EncodedVideo, EncodedVideoFrame, PcmFormat, Track, TrackKind, VideoFrameInfo,
+};
 
 /// PCM packets are cut to this many frames (the chunking of the file is arbitrary).
 const PCM_FRAMES_PER_PACKET: usize = 4096;

@@ -9,8 +9,7 @@ pub(crate) mod ts;
 
 use crate::audio::AudioTrack;
 use crate::error::MediaError;
-use crate::info::{Container, Track, VideoFrameInfo};
-use crate::video::EncodedVideo;
+use crate::info::{Container, EncodedVideo, Track, VideoFrameInfo};
 
 /// A parsed container: what it holds and how to get at its audio and video.
 ///

@@ -17,7 +17,8 @@
 //! content, frame by frame: a frame that opens with a file header (an EBML header, an MP4
 //! `ftyp`/`moov`, RIFF, `fLaC`, `OggS`, ID3) starts a new file; any other frame continues the
 //! current one. WebM, Matroska, fragmented MP4 and MPEG-TS files are read incrementally
-//! whether they arrive whole or in pieces; containers that can only be read whole (progressive
+//! whether they arrive whole or in pieces, by the very demuxers the file path uses
+//! (`formats::{mkv,mp4,ts}`); containers that can only be read whole (progressive
 //! MP4/MOV, AVI, WAV, FLAC, MP3, Ogg) are taken as self-contained segments and must fit in one
 //! frame. A transport stream has no file header: in it, a clock that steps back by more than a
 //! second starts the next file (self-contained TS segments each muxed from their own start).
@@ -66,7 +67,6 @@
 
 mod audio;
 mod detect;
-mod fmp4;
 mod raw;
 mod report;
 mod whole;
@@ -532,7 +532,7 @@ impl LiveReader {
         let cap = self.limits.max_pending_bytes;
         let demux: Box<dyn Demuxer> = match detected {
             Detected::Mkv => Box::new(crate::formats::mkv::MkvDemuxer::stream(cap)),
-            Detected::Fmp4 => Box::new(fmp4::Fmp4Demuxer::new(cap)),
+            Detected::Fmp4 => Box::new(crate::formats::mp4::Mp4Demuxer::stream(cap)),
             Detected::Ts {
                 packet_size,
                 offset,

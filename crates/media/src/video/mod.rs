@@ -44,7 +44,6 @@
 //! [`decode_luma`] keeps at most [`MAX_LUMA_BYTES`] of planes, and [`decode_luma_each`] and
 //! [`LumaDecoder`] keep none.
 
-mod encoded;
 mod h264;
 mod mjpeg;
 mod scale;
@@ -54,7 +53,7 @@ mod yuv;
 use std::fmt;
 use std::ops::ControlFlow;
 
-pub use encoded::{EncodedVideo, EncodedVideoFrame};
+pub use crate::info::{EncodedVideo, EncodedVideoFrame};
 
 use crate::error::MediaError;
 use crate::info::Codec;

@@ -19,7 +19,7 @@ use symphonia::core::units::{Duration as SymDuration, Timestamp};
 use super::ebml::*;
 use super::tracks::{audio_setup, bad, parse_tracks, TrackEntry};
 use crate::audio::AudioSetup;
-use crate::demux::{Demuxer, Event, LiveProblem};
+use crate::demux::{feed_steps, Demuxer, Event, LiveProblem, Stepper};
 use crate::error::MediaError;
 use crate::info::{Container, TrackKind, VideoFrameInfo};
 
@@ -628,48 +628,29 @@ impl MkvDemuxer {
             }
         }
     }
+}
 
-    /// Parses as much of `b` as it can; returns how many bytes were consumed.
-    fn run(&mut self, b: &[u8], out: &mut Vec<Event>) -> usize {
-        let mut at = 0;
-        // Every step consumes bytes, changes level or waits; level changes without consuming
-        // happen at most three times in a row, so a step that consumes nothing four times in a
-        // row means a bug, and stops the loop rather than spin.
-        let mut idle = 0;
-        while idle < 4 {
-            let Some(n) = self.step(&b[at..], out) else {
-                break;
-            };
-            let n = n.min(b.len() - at);
-            at += n;
-            self.pos += n as u64;
-            idle = if n == 0 { idle + 1 } else { 0 };
-        }
-        at
+impl Stepper for MkvDemuxer {
+    fn step(&mut self, b: &[u8], out: &mut Vec<Event>) -> Option<usize> {
+        MkvDemuxer::step(self, b, out)
+    }
+
+    fn advance(&mut self, n: usize) {
+        self.pos += n as u64;
+    }
+
+    fn tail(&mut self) -> &mut Vec<u8> {
+        &mut self.tail
+    }
+
+    fn take_resync_dropped(&mut self) -> usize {
+        std::mem::take(&mut self.resync_dropped)
     }
 }
 
 impl Demuxer for MkvDemuxer {
     fn feed(&mut self, data: &[u8], out: &mut Vec<Event>) {
-        self.resync_dropped = 0;
-        if self.tail.is_empty() {
-            // The usual case: the bytes are parsed where they are, and only an element they
-            // cut off is copied.
-            let used = self.run(data, out);
-            self.tail.extend_from_slice(&data[used..]);
-        } else {
-            let mut buf = std::mem::take(&mut self.tail);
-            buf.extend_from_slice(data);
-            let used = self.run(&buf, out);
-            buf.drain(..used);
-            self.tail = buf;
-        }
-        if self.resync_dropped > 0 {
-            // Damage that began in an earlier frame still covers this one.
-            out.push(Event::Problem(LiveProblem::Unreadable {
-                reason: format!("{} bytes skipped to resynchronise", self.resync_dropped),
-            }));
-        }
+        feed_steps(self, data, out);
     }
 
     fn finish(&mut self, _out: &mut Vec<Event>) {

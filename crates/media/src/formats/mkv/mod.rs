@@ -18,8 +18,7 @@ use super::ContainerReader;
 use crate::audio::{AudioTrack, VecPackets};
 use crate::demux::{Demuxer, Event};
 use crate::error::MediaError;
-use crate::info::{Container, Track, TrackKind, VideoFrameInfo};
-use crate::video::{EncodedVideo, EncodedVideoFrame};
+use crate::info::{Container, EncodedVideo, EncodedVideoFrame, Track, TrackKind, VideoFrameInfo};
 use tracks::{audio_setup, TrackEntry};
 
 /// A Matroska or WebM file, parsed once.

@@ -24,8 +24,9 @@ use crate::audio::params::symphonia_params;
 use crate::audio::{AudioCodec, AudioTrack, VecPackets};
 use crate::demux::Demuxer;
 use crate::error::MediaError;
-use crate::info::{Codec, Container, Track, TrackKind, VideoFrameInfo};
-use crate::video::{EncodedVideo, EncodedVideoFrame};
+use crate::info::{
+    Codec, Container, EncodedVideo, EncodedVideoFrame, Track, TrackKind, VideoFrameInfo,
+};
 use demux::{since, Pes, CLOCK};
 
 fn bad(reason: impl Into<String>) -> MediaError {
