@@ -284,10 +284,12 @@ pub const INTER_2: ModelParams = ModelParams {
             // rules-4: raised pitch together with a fast or loud voice (the
             // arousal pattern of Scherer 2003 and Hansen & Patil 2007); each
             // alone is everyday variation, so the joint pattern fires from
-            // a lower score than rules-3's either-one rule.
+            // a lower score than rules-3's either-one rule. Low threshold
+            // 0.7 (0.8 before the nucleus counter stopped over-counting,
+            // which lowered every FastRate: set on the labelled corpus).
             requires: Some(&[Cue::HighPitch]),
             requires_also: Some(&[Cue::FastRate, Cue::Loud]),
-            thresholds: [0.8, 1.3, 1.9],
+            thresholds: [0.7, 1.3, 1.9],
             cap_medium: false,
             vetoes: &[],
         },

@@ -70,7 +70,7 @@ fn long_pauses_and_slow_rate_read_as_hesitation_with_quoted_evidence() {
     // 8 s of the speaker's speech is not yet a baseline: the norm judges.
     assert!(
         f.rationale
-            .contains("speech rate 2.6 syll/s, 53% below the conversational norm of 5.5 syll/s"),
+            .contains("speech rate 2.6 syll/s, 48% below the conversational norm of 5.0 syll/s"),
         "{}",
         f.rationale
     );

@@ -13,8 +13,10 @@
 //!   the span where speech resumes, with its whole length (Goldman-Eisler's
 //!   250 ms convention);
 //! - speech rate: syllable nuclei per second after de Jong & Wempe (2009):
-//!   intensity peaks above (99th percentile - 25 dB), followed by a dip of at
-//!   least 2 dB before the next peak, voiced, in speech;
+//!   intensity peaks above (99th percentile - 25 dB), standing at least
+//!   2 dB above the lowest intensity on each side before the nearest peak
+//!   at least as loud (topographic prominence; de Jong & Wempe require the
+//!   dip after the peak only), voiced, in speech;
 //! - voiced segments per second: runs of voiced frames starting in the span
 //!   over its duration (eGeMAPS `VoicedSegmentsPerSec`);
 //! - terminal intonation: at each phrase end (speech followed by a pause, or
@@ -68,7 +70,8 @@ const TERMINAL_REACH_S: f64 = 0.3;
 const TERMINAL_MIN_FRAMES: usize = 10;
 /// de Jong & Wempe (2009): peaks below the 99th percentile minus this are silence, dB.
 const NUCLEUS_SILENCE_DB: f32 = 25.0;
-/// de Jong & Wempe (2009): minimum dip after a peak, dB.
+/// de Jong & Wempe (2009): minimum dip after a peak, dB; here also the
+/// minimum rise before it.
 const NUCLEUS_MIN_DIP_DB: f32 = 2.0;
 /// Shortest filled pause, frames (200 ms).
 const FILLED_MIN_FRAMES: usize = 20;
@@ -586,17 +589,77 @@ fn syllable_nuclei(
     let peaks: Vec<usize> = (first + 1..last - 1)
         .filter(|&i| level(i) > threshold && level(i) > level(i - 1) && level(i) >= level(i + 1))
         .collect();
-    for (n, &p) in peaks.iter().enumerate() {
-        let next = peaks.get(n + 1).copied().unwrap_or(last);
-        let dip = frames[p..next]
-            .iter()
-            .fold(f32::INFINITY, |m, f| m.min(f.intensity_db));
+    // Prominent by 2 dB on both sides (de Jong & Wempe's dip after the
+    // peak, and the same rise before it), each side measured to the lowest
+    // point before the nearest peak at least as loud on that side, or the
+    // span's end (topographic prominence): a shoulder on the slope of a
+    // louder syllable (low-frequency energy of a nasal or a reduced vowel,
+    // which a telephone band removes) is not a nucleus, and a ripple on a
+    // slope (a lossy codec's) does not hide the peak above it.
+    let left = prominence_bases(frames, &peaks, first, false);
+    let mut right = prominence_bases(
+        frames,
+        &peaks.iter().rev().copied().collect::<Vec<_>>(),
+        last - 1,
+        true,
+    );
+    right.reverse();
+    for ((&p, l), r) in peaks.iter().zip(left).zip(right) {
         let in_speech = mask.get(p - mask_lo).copied().unwrap_or(false);
-        if level(p) - dip >= NUCLEUS_MIN_DIP_DB && frames[p].is_voiced() && in_speech {
+        if level(p) - l >= NUCLEUS_MIN_DIP_DB
+            && level(p) - r >= NUCLEUS_MIN_DIP_DB
+            && frames[p].is_voiced()
+            && in_speech
+        {
             nuclei.push(p);
         }
     }
     nuclei
+}
+
+/// For each of `peaks` (frame positions, in the order walked: forward, or
+/// backward with `strictly_higher`), the lowest intensity between it and the
+/// nearest earlier-walked peak at least as loud (strictly louder with
+/// `strictly_higher`, so of two equal peaks one keeps its prominence), or
+/// back to frame `start`. A stack holds the walked peaks of non-increasing
+/// level, each with the lowest intensity from it to the next one held.
+fn prominence_bases(
+    frames: &[Frame],
+    peaks: &[usize],
+    start: usize,
+    strictly_higher: bool,
+) -> Vec<f32> {
+    let level = |i: usize| frames[i].intensity_db;
+    let mut bases = Vec::with_capacity(peaks.len());
+    let mut stack: Vec<(f32, f32)> = vec![(f32::INFINITY, f32::INFINITY)];
+    let mut previous = start;
+    for &p in peaks {
+        let (a, b) = (previous.min(p), previous.max(p));
+        let mut low = frames[a..=b]
+            .iter()
+            .fold(f32::INFINITY, |m, f| m.min(f.intensity_db));
+        previous = p;
+        let lower = |held: f32| {
+            if strictly_higher {
+                held <= level(p)
+            } else {
+                held < level(p)
+            }
+        };
+        while stack.len() > 1 && stack.last().is_some_and(|e| lower(e.0)) {
+            low = low.min(stack.pop().map_or(f32::INFINITY, |e| e.1));
+        }
+        let base = match stack.last_mut() {
+            Some(higher) => {
+                higher.1 = higher.1.min(low);
+                higher.1
+            }
+            None => low,
+        };
+        bases.push(base);
+        stack.push((level(p), f32::INFINITY));
+    }
+    bases
 }
 
 /// Summarises the frames whose centre lies in `span`, reading up to
