@@ -105,7 +105,8 @@ pub(crate) fn improve_maximum(y: &[f64], imid: usize, depth: usize) -> (f64, f64
         let Some([f, f1, f2]) = sinc_with_derivatives(y, x, depth) else {
             break;
         };
-        if !(f2 < 0.0) {
+        // Not concave (or not a number): no maximum to step to.
+        if f2.is_nan() || f2 >= 0.0 {
             break;
         }
         let step = -f1 / f2;
