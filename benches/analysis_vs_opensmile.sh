@@ -34,7 +34,13 @@ fi
 cargo build --quiet --release --locked --example analyze_file
 DUR=$(python3 -c "import wave,sys; w=wave.open(sys.argv[1]); print(w.getnframes()/w.getframerate())" "$WAV")
 echo "audio: $DUR s"
+# BEFORE_BIN=path/to/an/older/analyze_file times that build too, alternating
+# with this one, so a change is measured before and after in one run.
 for i in 1 2 3; do
+    if [ -n "${BEFORE_BIN:-}" ]; then
+        /usr/bin/time -f "before (BEFORE_BIN) full analysis (inter-2-audio): %e s wall, %U s user" \
+            "$BEFORE_BIN" "$WAV" inter-2-audio > /dev/null
+    fi
     /usr/bin/time -f "attune full analysis (inter-2-audio): %e s wall, %U s user" \
         "${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/analyze_file" "$WAV" inter-2-audio > /dev/null
 done

@@ -5,7 +5,8 @@
 # server's CPU and resident memory (see crates/server/examples/stream_load.rs).
 #
 # Needs: cargo. Usage: benches/stream_load.sh [N ...]   (default: 50 200 500)
-# Environment: SECONDS_PER_SESSION (default 60), RAMP (seconds to open all sessions, default 20).
+# Environment: SECONDS_PER_SESSION (default 60), RAMP (seconds to open all sessions, default 20),
+# ATTUNE_BIN and STREAM_LOAD_BIN (binaries to run instead of building them).
 #
 # The server and the load generator share the machine's cores.
 set -euo pipefail
@@ -16,10 +17,14 @@ RAMP=${RAMP:-20}
 counts=("$@")
 [[ ${#counts[@]} -gt 0 ]] || counts=(50 200 500)
 
-cargo build --release --locked -p attune-server --bin attune --example stream_load
 target="${CARGO_TARGET_DIR:-target}/release"
-attune="$target/attune"
-load="$target/examples/stream_load"
+if [[ -z "${ATTUNE_BIN:-}" || -z "${STREAM_LOAD_BIN:-}" ]]; then
+    cargo build --release --locked -p attune-server --bin attune --example stream_load
+fi
+# ATTUNE_BIN / STREAM_LOAD_BIN run given builds instead (say, a saved build
+# from before a change, to compare in one run).
+attune="${ATTUNE_BIN:-$target/attune}"
+load="${STREAM_LOAD_BIN:-$target/examples/stream_load}"
 
 work=$(mktemp -d)
 server_pid=
@@ -56,7 +61,9 @@ for n in "${counts[@]}"; do
     echo
     echo "== $n sessions"
     echo "+ stream_load --url ws://$addr --key <key> --sessions $n --seconds $SECONDS_PER_SESSION --ramp $RAMP --server-pid <pid>"
-    "$load" --url "ws://$addr" --key "$key" --sessions "$n" --seconds "$SECONDS_PER_SESSION" \
+    # The load generator's own CPU, beside the server's (it shares the cores).
+    /usr/bin/time -f "load generator CPU %U s user + %S s sys over %e s wall" \
+        "$load" --url "ws://$addr" --key "$key" --sessions "$n" --seconds "$SECONDS_PER_SESSION" \
         --ramp "$RAMP" --server-pid "$server_pid"
     kill -KILL "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true

@@ -1,11 +1,13 @@
-//! Peak refinement on sampled curves: windowed-sinc interpolation and Brent's maximiser.
+//! Peak refinement on sampled curves: windowed-sinc interpolation and its maximum.
 //!
 //! Both follow the numerics Boersma (1993) describes for the autocorrelation
 //! pitch tracker (section 3, "interpolation"): a correlation curve sampled at
 //! integer lags is band-limited, so its true maximum between samples is found
 //! by sinc interpolation with a Hann-tapered kernel of a given depth (the
 //! number of samples used on each side), and the maximum of that interpolant
-//! is located with Brent's derivative-free method.
+//! is located with Brent's derivative-free method. Here Newton's method on
+//! the interpolant's exact derivatives does that in one or two evaluations,
+//! with Brent's method as the fallback.
 
 use std::f64::consts::PI;
 
@@ -78,19 +80,129 @@ pub(crate) fn sinc_interpolate(y: &[f64], x: f64, depth: usize) -> f64 {
 /// Refines a local maximum of `y` near integer position `imid` (0-based):
 /// returns `(position, value)` of the maximum of the sinc interpolant within
 /// one sample on either side. At the curve's ends the sample itself is used.
+///
+/// Newton's method on the interpolant's derivative, computed analytically
+/// ([`sinc_with_derivatives`]), from the parabola through the three samples:
+/// one or two steps reach the maximum to within 1e-4 of a sample, where
+/// Brent's method on the interpolant itself needs about seven evaluations.
+/// Where the interpolant is not concave, or Newton leaves the bracket, Brent's
+/// method decides, as Praat's `NUMimproveMaximum` does throughout.
 pub(crate) fn improve_maximum(y: &[f64], imid: usize, depth: usize) -> (f64, f64) {
     if imid == 0 || imid + 1 >= y.len() {
         let i = imid.min(y.len().saturating_sub(1));
         return (i as f64, y.get(i).copied().unwrap_or(0.0));
     }
     let centre = imid as f64;
-    let (x, fx) = brent_maximize(
-        |x| sinc_interpolate(y, x, depth),
-        centre - 1.0,
-        centre + 1.0,
-        1e-4,
-    );
-    (x, fx)
+    let (lo, hi) = (centre - 1.0, centre + 1.0);
+    let (prev, here, next) = (y[imid - 1], y[imid], y[imid + 1]);
+    let curvature = 2.0 * here - prev - next;
+    let mut x = if curvature > 0.0 {
+        centre + (0.5 * (next - prev) / curvature).clamp(-0.5, 0.5)
+    } else {
+        centre
+    };
+    for _ in 0..MAX_NEWTON_STEPS {
+        let Some([f, f1, f2]) = sinc_with_derivatives(y, x, depth) else {
+            break;
+        };
+        // Not concave (or not a number): no maximum to step to.
+        if f2.is_nan() || f2 >= 0.0 {
+            break;
+        }
+        let step = -f1 / f2;
+        if step.abs() <= NEWTON_ACCEPT && (lo..=hi).contains(&(x + step)) {
+            // The step lands within about 1e-5 of the maximum; the value
+            // there is the quadratic model's.
+            return (x + step, f + 0.5 * f1 * step);
+        }
+        x = (x + step.clamp(-0.5, 0.5)).clamp(lo, hi);
+    }
+    brent_maximize(|x| sinc_interpolate(y, x, depth), lo, hi, 1e-4)
+}
+
+/// Newton steps tried before Brent's method takes over.
+const MAX_NEWTON_STEPS: usize = 6;
+/// A Newton step this short (samples) ends the search: the next would move
+/// the position by well under 1e-4 of a sample.
+const NEWTON_ACCEPT: f64 = 0.005;
+
+/// Value, first and second derivative (with respect to `x`) of
+/// [`sinc_interpolate`]`(y, x, depth)`, or `None` where the kernel has fewer
+/// than two samples a side (the curve's ends), `x` is outside the curve or
+/// within 1e-4 above a sample (where the nearest tap's `sin(u) / u` needs
+/// its series).
+///
+/// Each side's taps sit at distances `u = t + j` (`t` the distance to the
+/// nearest sample on that side, `j = 0..depth`) and weigh
+/// `sin(pi u) / (pi u) * (1 + cos(pi u / L)) / 2`, the taper's span
+/// `L = t + depth` moving with `x` too; both factors are differentiated
+/// exactly. The left side's `t` grows with `x`, the right side's shrinks.
+/// The two sides run as the two lanes of each step.
+pub(crate) fn sinc_with_derivatives(y: &[f64], x: f64, depth: usize) -> Option<[f64; 3]> {
+    let n = y.len();
+    if !(x > 0.0 && x < (n - 1) as f64) {
+        return None;
+    }
+    let midleft = x.floor() as usize;
+    let midright = midleft + 1;
+    let depth = depth.min(midleft + 1).min(n - 1 - midleft);
+    let d = x - midleft as f64;
+    if depth < 2 || d < 1e-4 {
+        return None;
+    }
+    let left = &y[midleft + 1 - depth..=midleft];
+    let right = &y[midright..midright + depth];
+    let t = [d, 1.0 - d];
+    let depth_f = depth as f64;
+    let inv_span = [1.0 / (t[0] + depth_f), 1.0 / (t[1] + depth_f)];
+    // (-1)^j sin(pi u) / pi and (-1)^j cos(pi u) at u = t + j: the sign
+    // alternates with j, and sin(pi (1 - d)) = sin(pi d).
+    let (sin_d, cos_d) = (PI * d).sin_cos();
+    let mut sin_u = [sin_d / PI; 2];
+    let mut cos_u = [cos_d, -cos_d];
+    // The taper angle pi u / L, rotated by pi / L per tap.
+    let mut sin_taper = [0.0; 2];
+    let mut cos_taper = [0.0; 2];
+    let mut sin_step = [0.0; 2];
+    let mut cos_step = [0.0; 2];
+    for k in 0..2 {
+        (sin_taper[k], cos_taper[k]) = (PI * t[k] * inv_span[k]).sin_cos();
+        (sin_step[k], cos_step[k]) = (PI * inv_span[k]).sin_cos();
+    }
+    let mut sum = [[0.0; 2]; 3];
+    for j in 0..depth {
+        let value = [left[depth - 1 - j], right[j]];
+        let jf = j as f64;
+        let u = [t[0] + jf, t[1] + jf];
+        // One division for both reciprocals.
+        let both = 1.0 / (u[0] * u[1]);
+        let inv_u = [u[1] * both, u[0] * both];
+        for k in 0..2 {
+            // sin(pi u) / (pi u) and its derivatives in t.
+            let s = sin_u[k] * inv_u[k];
+            let s1 = inv_u[k] * (cos_u[k] - s);
+            let s2 = -PI * PI * s - 2.0 * inv_u[k] * s1;
+            // The taper (1 + cos(pi v)) / 2 with v = u / L, dv/dt = (L - u) / L^2.
+            let w = 0.5 + 0.5 * cos_taper[k];
+            let dv = (depth_f - jf) * inv_span[k] * inv_span[k];
+            let half_sin = 0.5 * PI * sin_taper[k];
+            let w1 = -half_sin * dv;
+            let w2 = dv * (-0.5 * PI * PI * cos_taper[k] * dv + 2.0 * half_sin * inv_span[k]);
+            sum[0][k] += value[k] * s * w;
+            sum[1][k] += value[k] * (s1 * w + s * w1);
+            sum[2][k] += value[k] * (s2 * w + 2.0 * s1 * w1 + s * w2);
+            let c = cos_taper[k] * cos_step[k] - sin_taper[k] * sin_step[k];
+            sin_taper[k] = cos_taper[k] * sin_step[k] + sin_taper[k] * cos_step[k];
+            cos_taper[k] = c;
+            sin_u[k] = -sin_u[k];
+            cos_u[k] = -cos_u[k];
+        }
+    }
+    Some([
+        sum[0][0] + sum[0][1],
+        sum[1][0] - sum[1][1],
+        sum[2][0] + sum[2][1],
+    ])
 }
 
 /// Brent's method (parabolic interpolation with golden-section fallback) for
@@ -202,6 +314,73 @@ mod tests {
         let (x, fx) = brent_maximize(|x| 3.0 - (x - 0.3).powi(2), -1.0, 1.0, 1e-9);
         assert!((x - 0.3).abs() < 1e-6);
         assert!((fx - 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn derivatives_match_differences_of_the_interpolant() {
+        let y: Vec<f64> = (0..300)
+            .map(|i| (i as f64 * 0.13).sin() * (1.0 + 0.3 * (i as f64 * 0.041).cos()))
+            .collect();
+        for &x in &[3.7, 100.02, 100.5, 150.999, 211.31, 295.4] {
+            let Some([f, f1, f2]) = sinc_with_derivatives(&y, x, DEPTH_REFINE) else {
+                panic!("no derivatives at {x}");
+            };
+            let h = 1e-4;
+            let at = |x: f64| sinc_interpolate(&y, x, DEPTH_REFINE);
+            assert!((f - at(x)).abs() < 1e-12, "{x}: {f} vs {}", at(x));
+            let d1 = (at(x + h) - at(x - h)) / (2.0 * h);
+            let d2 = (at(x + h) - 2.0 * at(x) + at(x - h)) / (h * h);
+            assert!((f1 - d1).abs() < 1e-6, "{x}: {f1} vs {d1}");
+            assert!((f2 - d2).abs() < 1e-3, "{x}: {f2} vs {d2}");
+        }
+        // Too close to the ends for two samples a side.
+        assert!(sinc_with_derivatives(&y, 0.5, DEPTH_REFINE).is_none());
+        assert!(sinc_with_derivatives(&y, 298.5, DEPTH_REFINE).is_none());
+    }
+
+    #[test]
+    fn newton_refinement_agrees_with_a_fine_brent_search() {
+        // Normalised autocorrelations of noisy harmonic tones, as the pitch
+        // and harmonicity analyses refine them.
+        let mut state: u32 = 7;
+        let mut worst = (0.0f64, 0.0f64);
+        let mut peaks = 0;
+        for k in 0..40 {
+            let f0 = 80.0 + 11.3 * k as f64;
+            let noise = 0.05 + 0.1 * (k % 5) as f64;
+            let x: Vec<f64> = (0..638)
+                .map(|i| {
+                    state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                    let t = i as f64 / 16_000.0;
+                    (1..6)
+                        .map(|h| (2.0 * PI * f0 * h as f64 * t + h as f64).sin() / h as f64)
+                        .sum::<f64>()
+                        + noise * ((state >> 8) as f64 / (1u32 << 24) as f64 - 0.5)
+                })
+                .collect();
+            let r0: f64 = x.iter().map(|v| v * v).sum();
+            let r: Vec<f64> = (0..320)
+                .map(|lag| (0..638 - lag).map(|i| x[i] * x[i + lag]).sum::<f64>() / r0)
+                .collect();
+            for i in 2..215 {
+                if !(r[i] > 0.2 && r[i] > r[i - 1] && r[i] >= r[i + 1]) {
+                    continue;
+                }
+                peaks += 1;
+                let (xn, fnew) = improve_maximum(&r, i, DEPTH_REFINE);
+                let c = i as f64;
+                let (xb, fb) = brent_maximize(
+                    |x| sinc_interpolate(&r, x, DEPTH_REFINE),
+                    c - 1.0,
+                    c + 1.0,
+                    1e-10,
+                );
+                worst.0 = worst.0.max((xn - xb).abs());
+                worst.1 = worst.1.max((fnew - fb).abs());
+            }
+        }
+        assert!(peaks > 100, "{peaks}");
+        assert!(worst.0 < 1e-4 && worst.1 < 1e-8, "{worst:?}");
     }
 
     #[test]

@@ -676,10 +676,21 @@ fn pitch_at(frames: &[Frame], first: u64, t: f64) -> Option<f64> {
     }
 }
 
-/// Frame features of a whole buffer (one [`FeatureExtractor`] fed at once).
+/// Samples [`extract`] feeds the extractor at a time: the frames are the
+/// same whatever the chunking, and small chunks keep the sample history
+/// small instead of copying the whole input.
+const EXTRACT_CHUNK: usize = 8192;
+
+/// Frame features of a whole buffer (one [`FeatureExtractor`] fed it all).
 pub fn extract(pcm: &[f32]) -> FrameFeatures {
     let mut extractor = FeatureExtractor::new();
-    extractor.push(pcm);
+    extractor
+        .features
+        .frames
+        .reserve_exact((pcm.len() + 79) / HOP);
+    for chunk in pcm.chunks(EXTRACT_CHUNK) {
+        extractor.push(chunk);
+    }
     extractor.finish();
     extractor.into_features()
 }

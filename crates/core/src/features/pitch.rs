@@ -14,8 +14,9 @@
 //!    undoes the window's taper and makes a periodic signal score near 1).
 //! 2. Every local maximum above half the voicing threshold is a candidate:
 //!    lag and strength by parabolic interpolation, the strongest two then
-//!    refined with Brent's method on the sinc interpolant (Praat refines all;
-//!    the weaker ones never win the path). The unvoiced candidate is always
+//!    refined to the maximum of the sinc interpolant (Praat refines all;
+//!    the weaker ones never win the path; in frames too quiet for any voiced
+//!    candidate to win, none is refined). The unvoiced candidate is always
 //!    present.
 //! 3. A Viterbi path through the candidates with the octave, octave-jump and
 //!    voiced/unvoiced costs ([`PitchPath`]), decided as soon as all surviving
@@ -54,7 +55,7 @@ const MAX_LAG: usize = WINDOW / 3 + 2;
 /// Longest lag kept for interpolation: half the window.
 const INTERP_LAGS: usize = WINDOW / 2;
 const FFT_LEN: usize = 1024;
-/// Candidates refined by Brent's method per frame.
+/// Candidates refined on the sinc interpolant per frame.
 const REFINED: usize = 2;
 
 /// One F0 hypothesis for a frame: `frequency` 0 means "unvoiced".
@@ -103,7 +104,8 @@ pub(crate) struct AcAnalyzer {
     forward: Arc<dyn RealToComplex<f32>>,
     inverse: Arc<dyn ComplexToReal<f32>>,
     window: Vec<f32>,
-    window_r: Vec<f64>,
+    /// 1 / the window's own normalised autocorrelation, lags 0..=INTERP_LAGS.
+    inv_window_r: Vec<f64>,
     frame: Vec<f32>,
     spectrum: Vec<Complex<f32>>,
     scratch_fwd: Vec<Complex<f32>>,
@@ -132,7 +134,7 @@ impl AcAnalyzer {
             forward,
             inverse,
             window,
-            window_r: Vec::new(),
+            inv_window_r: Vec::new(),
             r: vec![0.0; 2 * INTERP_LAGS + 1],
             maxima: Vec::with_capacity(64),
         };
@@ -140,7 +142,7 @@ impl AcAnalyzer {
         analyzer.frame[..WINDOW].copy_from_slice(&analyzer.window);
         analyzer.frame[WINDOW..].fill(0.0);
         let ac = analyzer.autocorrelate();
-        analyzer.window_r = ac.iter().map(|&v| v / ac[0]).collect();
+        analyzer.inv_window_r = ac.iter().map(|&v| ac[0] / v).collect();
         analyzer
     }
 
@@ -214,10 +216,17 @@ impl AcAnalyzer {
         }
         let centre_lag = INTERP_LAGS;
         self.r[centre_lag] = 1.0;
-        for lag in 1..=INTERP_LAGS {
-            let v = self.frame[lag] as f64 / (ac0 * self.window_r[lag]);
-            self.r[centre_lag + lag] = v;
-            self.r[centre_lag - lag] = v;
+        let inv_ac0 = 1.0 / ac0;
+        let (below, above) = self.r.split_at_mut(centre_lag + 1);
+        for ((up, &ac), &inv_w) in above
+            .iter_mut()
+            .zip(&self.frame[1..=INTERP_LAGS])
+            .zip(&self.inv_window_r[1..])
+        {
+            *up = ac as f64 * inv_ac0 * inv_w;
+        }
+        for (down, &up) in below[..centre_lag].iter_mut().rev().zip(above.iter()) {
+            *down = up;
         }
 
         let mut out = FrameCandidates::unvoiced(intensity);
@@ -279,6 +288,11 @@ impl AcAnalyzer {
         // Refine the strongest candidates (by Praat's candidate ranking); the
         // weaker ones keep their parabolic/sinc estimates, which differ from
         // the refined values by far less than they trail the strongest.
+        // In a frame too quiet for any voiced candidate to win the path, the
+        // refinement could not change a decision, so it is left out.
+        if !voiced_can_win(intensity) {
+            return out;
+        }
         let mut order: [usize; MAX_CANDIDATES] = std::array::from_fn(|i| i);
         let rank = |c: &Candidate| c.strength - OCTAVE_COST * (PITCH_FLOOR_HZ / c.frequency).log2();
         order[1..out.len]
@@ -296,6 +310,22 @@ impl AcAnalyzer {
         }
         out
     }
+}
+
+/// Praat's local score of the unvoiced candidate in a frame whose local peak
+/// is `intensity` times the global peak: the quieter, the higher.
+fn unvoiced_strength(intensity: f64) -> f64 {
+    VOICING_THRESHOLD + (2.0 - intensity / (SILENCE_THRESHOLD / (1.0 + VOICING_THRESHOLD))).max(0.0)
+}
+
+/// Whether a voiced candidate of a frame with this `intensity` can be on the
+/// best path. A voiced candidate scores at most 1 locally and going through
+/// the unvoiced one instead costs at most two voiced/unvoiced transitions,
+/// so when the unvoiced score beats 1 by more than that, every path through
+/// a voiced candidate of the frame has a better twin through the unvoiced
+/// one, and no voiced candidate's strength or frequency can matter.
+fn voiced_can_win(intensity: f64) -> bool {
+    unvoiced_strength(intensity) <= 1.0 + 2.0 * VOICED_UNVOICED_COST + 1e-9
 }
 
 /// Praat's local score of a candidate: strength minus the octave cost for
@@ -401,8 +431,7 @@ impl PitchPath {
     /// Adds the next frame; pushes the candidates of newly decided frames (in
     /// order) onto `decided`.
     pub fn push(&mut self, cands: FrameCandidates, decided: &mut Vec<Candidate>) {
-        let unvoiced_strength = VOICING_THRESHOLD
-            + (2.0 - cands.intensity / (SILENCE_THRESHOLD / (1.0 + VOICING_THRESHOLD))).max(0.0);
+        let unvoiced_strength = unvoiced_strength(cands.intensity);
         let mut frame = PendingFrame {
             cands,
             log2f: [None; MAX_CANDIDATES],
