@@ -83,7 +83,7 @@ pub struct RequestPermit {
 
 impl Drop for RequestPermit {
     fn drop(&mut self) {
-        match &self.place {
+        match &mut self.place {
             Place::Request { account_id } => {
                 let mut accounts = self.limiter.lock();
                 if let Some(state) = accounts.get_mut(account_id) {
@@ -103,7 +103,12 @@ impl Drop for RequestPermit {
                     }
                 }
             }
-            Place::StoredRequest { .. } | Place::StoredSession { .. } => {
+            Place::StoredRequest { account_id } => {
+                if let Some(store) = &self.limiter.shared {
+                    store.release_request(*account_id);
+                }
+            }
+            Place::StoredSession { token_id } => {
                 let (Some(store), Ok(runtime)) = (
                     self.limiter.shared.clone(),
                     tokio::runtime::Handle::try_current(),
@@ -112,21 +117,11 @@ impl Drop for RequestPermit {
                     // place frees itself when this instance's lease lapses.
                     return;
                 };
-                let place =
-                    std::mem::replace(&mut self.place, Place::StoredRequest { account_id: 0 });
+                let token_id = std::mem::take(token_id);
                 runtime.spawn(async move {
-                    let released = match &place {
-                        Place::StoredSession { token_id } => {
-                            store.close_token_session(token_id).await
-                        }
-                        Place::StoredRequest { account_id } => {
-                            store.release_request(*account_id).await
-                        }
-                        _ => Ok(()),
-                    };
-                    if let Err(error) = released {
+                    if let Err(error) = store.close_token_session(&token_id).await {
                         // It counts until this instance's lease lapses.
-                        tracing::warn!(%error, "request limit place not given back");
+                        tracing::warn!(%error, "session place not given back");
                     }
                 });
             }

@@ -162,6 +162,69 @@ const MIGRATIONS: &[&str] = &[
             ON CONFLICT (subject, instance_id) DO UPDATE SET held = limit_holds.held + 1;
         taken := true;
     END $$;",
+    // 4: an account's request limits from per-instance grants (see
+    // `postgres_limits`): `limit_holds.held` of an account is the places
+    // granted to an instance; `attune_reserve` grants places and batches of
+    // GCRA arrivals (after giving back expired ones if no one reserved
+    // since), `attune_give_back` returns unused ones.
+    "CREATE FUNCTION attune_reserve(
+        p_subject TEXT, p_instance TEXT, p_now BIGINT, p_lease_now BIGINT, p_max BIGINT,
+        p_places BIGINT, p_interval BIGINT, p_tolerance BIGINT, p_tokens BIGINT,
+        p_back_ms BIGINT, p_back_tat BIGINT,
+        OUT places BIGINT, OUT tokens BIGINT, OUT tat BIGINT, OUT in_use BIGINT,
+        OUT wait_ms BIGINT
+    ) LANGUAGE plpgsql AS $$
+    DECLARE
+        arrival BIGINT;
+    BEGIN
+        places := 0;
+        tokens := 0;
+        PERFORM pg_advisory_xact_lock(hashtextextended(p_subject, 0));
+        IF p_back_ms > 0 THEN
+            UPDATE limit_rates SET next_arrival_ms = next_arrival_ms - p_back_ms
+                WHERE subject = p_subject AND next_arrival_ms = p_back_tat;
+        END IF;
+        IF p_places > 0 THEN
+            SELECT COALESCE(sum(h.held), 0) INTO in_use FROM limit_holds h
+                JOIN instances i ON i.id = h.instance_id
+                WHERE h.subject = p_subject AND i.lease_expires_at > p_lease_now;
+            IF in_use >= p_max THEN
+                RETURN;
+            END IF;
+            places := LEAST(p_places, p_max - in_use);
+        END IF;
+        IF p_tokens > 0 THEN
+            SELECT GREATEST(next_arrival_ms, p_now) INTO arrival
+                FROM limit_rates WHERE subject = p_subject;
+            arrival := COALESCE(arrival, p_now);
+            IF arrival - p_tolerance > p_now THEN
+                places := 0;
+                wait_ms := arrival - p_tolerance - p_now;
+                RETURN;
+            END IF;
+            tokens := LEAST(p_tokens, (p_now + p_tolerance - arrival) / p_interval + 1);
+            tat := arrival + tokens * p_interval;
+            INSERT INTO limit_rates (subject, next_arrival_ms) VALUES (p_subject, tat)
+                ON CONFLICT (subject) DO UPDATE SET next_arrival_ms = excluded.next_arrival_ms;
+        END IF;
+        IF places > 0 THEN
+            INSERT INTO limit_holds (subject, instance_id, held) VALUES (p_subject, p_instance, places)
+                ON CONFLICT (subject, instance_id) DO UPDATE SET held = limit_holds.held + excluded.held;
+        END IF;
+    END $$;
+    CREATE FUNCTION attune_give_back(
+        p_subject TEXT, p_instance TEXT, p_places BIGINT, p_back_ms BIGINT, p_back_tat BIGINT
+    ) RETURNS VOID LANGUAGE plpgsql AS $$
+    BEGIN
+        IF p_places > 0 THEN
+            UPDATE limit_holds SET held = GREATEST(held - p_places, 0)
+                WHERE subject = p_subject AND instance_id = p_instance;
+        END IF;
+        IF p_back_ms > 0 THEN
+            UPDATE limit_rates SET next_arrival_ms = next_arrival_ms - p_back_ms
+                WHERE subject = p_subject AND next_arrival_ms = p_back_tat;
+        END IF;
+    END $$;",
 ];
 
 /// Any constant: the advisory lock taken while migrating, so instances
@@ -206,6 +269,8 @@ pub struct PgStore {
     lease: Duration,
     /// Failed calls by operation.
     pub(super) errors: super::StoreErrorCounts,
+    /// The request-limit grants this instance holds.
+    pub(super) grants: Arc<super::postgres_limits::LocalGrants>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -278,12 +343,14 @@ impl PgStore {
             heartbeat: Arc::new(Heartbeat(std::sync::Mutex::new(None))),
             lease: options.lease,
             errors: super::StoreErrorCounts::default(),
+            grants: Arc::default(),
         };
         store.renew_lease().await?;
         let handle = tokio::spawn(heartbeat(
             store.pool.clone(),
             Arc::clone(&store.instance_id),
             options.lease,
+            Arc::clone(&store.grants),
         ));
         *store.heartbeat.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle);
         Ok(store)
@@ -346,7 +413,7 @@ impl PgStore {
     }
 
     async fn renew_lease(&self) -> Result<(), StoreError> {
-        renew(&self.pool, &self.instance_id, self.lease).await
+        renew(&self.pool, &self.instance_id, self.lease, &self.grants).await
     }
 }
 
@@ -414,7 +481,12 @@ pub(super) fn now_millis() -> i64 {
     attune_core::wire::Timestamp::now().unix_millis()
 }
 
-async fn renew(pool: &Pool, instance_id: &str, lease: Duration) -> Result<(), StoreError> {
+async fn renew(
+    pool: &Pool,
+    instance_id: &str,
+    lease: Duration,
+    grants: &super::postgres_limits::LocalGrants,
+) -> Result<(), StoreError> {
     let now = now_millis();
     let until = now.saturating_add(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX));
     let client = pool.get().await?;
@@ -425,20 +497,50 @@ async fn renew(pool: &Pool, instance_id: &str, lease: Duration) -> Result<(), St
             &[&instance_id, &now, &until],
         )
         .await?;
+    if grants.lapsed(now) {
+        // A peer may have swept this instance's places, or may yet: drop
+        // them on both sides before granting anew.
+        grants.drop_grants();
+        client
+            .execute(
+                "DELETE FROM limit_holds WHERE instance_id = $1 AND subject LIKE 'account:%'",
+                &[&instance_id],
+            )
+            .await?;
+    }
+    grants.lease_renewed(now, until);
     Ok(())
 }
 
 /// Renews the lease every third of its length and fails the jobs of
-/// instances whose lease lapsed.
-async fn heartbeat(pool: Pool, instance_id: Arc<str>, lease: Duration) {
+/// instances whose lease lapsed; every [`postgres_limits::RETURN_PERIOD`]
+/// gives back the request-limit grants left unused.
+///
+/// [`postgres_limits::RETURN_PERIOD`]: super::postgres_limits::RETURN_PERIOD
+async fn heartbeat(
+    pool: Pool,
+    instance_id: Arc<str>,
+    lease: Duration,
+    grants: Arc<super::postgres_limits::LocalGrants>,
+) {
     // The first tick one period on: `open` has just renewed, and its caller
     // (a starting server) sweeps for itself with `mark_interrupted`.
     let period = (lease / 3).max(Duration::from_millis(100));
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let returns_every = super::postgres_limits::RETURN_PERIOD;
+    let mut returns =
+        tokio::time::interval_at(tokio::time::Instant::now() + returns_every, returns_every);
+    returns.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        ticks.tick().await;
-        if let Err(error) = renew(&pool, &instance_id, lease).await {
+        tokio::select! {
+            _ = ticks.tick() => {}
+            _ = returns.tick() => {
+                super::postgres_limits::return_unused(&pool, &instance_id, &grants).await;
+                continue;
+            }
+        }
+        if let Err(error) = renew(&pool, &instance_id, lease, &grants).await {
             tracing::error!(%error, "store lease not renewed");
             continue;
         }
@@ -873,10 +975,8 @@ impl UsageStore for PgStore {
             ))
     }
 
-    fn release_request(&self, account_id: i64) -> StoreFuture<'_, ()> {
-        self.errors
-            .op("release_request")
-            .run(super::postgres_limits::release_request(self, account_id))
+    fn release_request(&self, account_id: i64) {
+        super::postgres_limits::release_request(self, account_id);
     }
 
     fn close_token_session<'a>(&'a self, token_id: &'a str) -> StoreFuture<'a, ()> {
