@@ -531,6 +531,35 @@ contract!(
 );
 
 contract!(
+    the_oldest_queued_job_is_the_earliest_accepted_still_waiting,
+    |b: Backend| async move {
+        let store = b.open().await;
+        let account_id = store
+            .ensure_account("acme", AccountLimits::default())
+            .await
+            .unwrap()
+            .id;
+        assert_eq!(store.oldest_queued().await.unwrap(), None);
+        for (id, second) in [("first", 5), ("second", 9), ("third", 12)] {
+            let job = NewJob {
+                created_at: at(second),
+                ..new_job(account_id, id, None)
+            };
+            store.create_job(job).await.unwrap();
+        }
+        assert_eq!(store.oldest_queued().await.unwrap(), Some(at(5)));
+        // Running or ended jobs wait no more.
+        assert!(store.mark_running("first", at(20)).await.unwrap());
+        assert_eq!(store.oldest_queued().await.unwrap(), Some(at(9)));
+        let failed = ServiceError::new(ErrorCode::Ih1001);
+        assert!(store.mark_failed("second", &failed, at(21)).await.unwrap());
+        assert_eq!(store.oldest_queued().await.unwrap(), Some(at(12)));
+        assert!(store.mark_running("third", at(22)).await.unwrap());
+        assert_eq!(store.oldest_queued().await.unwrap(), None);
+    }
+);
+
+contract!(
     jobs_move_only_forward_through_their_states,
     |b: Backend| async move {
         let store = b.open().await;
