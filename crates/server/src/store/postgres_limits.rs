@@ -104,13 +104,16 @@ impl Grant {
         self.places.saturating_sub(self.in_flight)
     }
 
-    /// Takes a place and a token if both are at hand.
-    fn take(&mut self, max: u32, real_now: i64) -> bool {
+    /// Takes a place and, unless the rate is `unlimited`, a token, if both
+    /// are at hand.
+    fn take(&mut self, max: u32, real_now: i64, unlimited: bool) -> bool {
         let place = self.in_flight < self.places.min(max);
-        let token = self.tokens > 0 && real_now < self.tokens_until_ms;
+        let token = unlimited || (self.tokens > 0 && real_now < self.tokens_until_ms);
         if place && token {
             self.in_flight += 1;
-            self.tokens -= 1;
+            if !unlimited {
+                self.tokens -= 1;
+            }
             self.min_unused = self.min_unused.min(self.unused());
             true
         } else {
@@ -328,6 +331,9 @@ pub(super) async fn admit_request(
         return Ok(SlotOutcome::Full(0));
     }
     let rate = limits.requests_per_minute.max(1);
+    // Above one request a millisecond the GCRA interval rounds to 0: no
+    // rate limit, as in memory on the embedded store.
+    let unlimited = MINUTE_MS / i64::from(rate) == 0;
     let interval_ms = (MINUTE_MS / i64::from(rate)).max(1);
     let batch_cap = (rate / 60).max(1);
     let grants = &store.grants;
@@ -342,7 +348,7 @@ pub(super) async fn admit_request(
         let visit = {
             let mut accounts = grants.lock();
             let grant = accounts.entry(account_id).or_default();
-            if grant.take(max, real_now) {
+            if grant.take(max, real_now, unlimited) {
                 return Ok(SlotOutcome::Taken);
             }
             let mut visit = Visit {
@@ -350,7 +356,7 @@ pub(super) async fn admit_request(
                 tokens: 0,
                 back: GiveBack::default(),
             };
-            if grant.tokens == 0 || real_now >= grant.tokens_until_ms {
+            if !unlimited && (grant.tokens == 0 || real_now >= grant.tokens_until_ms) {
                 if grant.tokens > 0 {
                     // Expired unused: give them back on the way.
                     if let Some(tat) = grant.tokens_tat.take() {
@@ -505,11 +511,18 @@ mod tests {
     #[test]
     fn a_request_needs_a_free_place_and_a_live_token() {
         let mut g = grant(2, 1, 1);
-        assert!(!g.take(1, 0), "the limit was lowered to the place in use");
-        assert!(!g.take(2, 1_000), "the token expired");
-        assert!(g.take(2, 999));
+        assert!(
+            !g.take(1, 0, false),
+            "the limit was lowered to the place in use"
+        );
+        assert!(!g.take(2, 1_000, false), "the token expired");
+        assert!(g.take(2, 999, false));
         assert_eq!((g.in_flight, g.tokens), (2, 0));
-        assert!(!g.take(3, 0), "no place left");
+        assert!(!g.take(3, 0, false), "no place left");
+        // Above 60 000 a minute, places alone count.
+        let mut g = grant(1, 0, 0);
+        assert!(g.take(1, 0, true));
+        assert!(!g.take(1, 0, true));
     }
 
     #[test]
