@@ -5,11 +5,13 @@
 //! Where they are counted depends on the store. On the embedded store (one
 //! instance) they are counted in this process's memory, which costs nothing
 //! per request. On a store shared by several instances
-//! ([`UsageStore::counts_requests`]) they are counted in the store, so the
-//! whole deployment shares each allowance: a place held for a request or a
-//! session is counted on the holding instance's row and stops counting when
-//! that instance's lease lapses. The quotas (total and daily analysis seconds)
-//! and client-token budgets always live in the store.
+//! ([`UsageStore::counts_requests`]) the store counts them, so the whole
+//! deployment shares each allowance: a client token's sessions one by one,
+//! an account's requests from places and rate tokens granted to this
+//! instance in batches (see the PostgreSQL store's `postgres_limits` for the
+//! bounds). What an instance holds stops counting when its lease lapses. The
+//! quotas (total and daily analysis seconds) and client-token budgets always
+//! live in the store.
 //!
 //! Requests per minute use the generic cell rate algorithm (GCRA): a burst of
 //! up to the whole minute's allowance is accepted, after which requests are
