@@ -5,11 +5,13 @@
 //! Where they are counted depends on the store. On the embedded store (one
 //! instance) they are counted in this process's memory, which costs nothing
 //! per request. On a store shared by several instances
-//! ([`UsageStore::counts_requests`]) they are counted in the store, so the
-//! whole deployment shares each allowance: a place held for a request or a
-//! session is counted on the holding instance's row and stops counting when
-//! that instance's lease lapses. The quotas (total and daily analysis seconds)
-//! and client-token budgets always live in the store.
+//! ([`UsageStore::counts_requests`]) the store counts them, so the whole
+//! deployment shares each allowance: a client token's sessions one by one,
+//! an account's requests from places and rate tokens granted to this
+//! instance in batches (see the PostgreSQL store's `postgres_limits` for the
+//! bounds). What an instance holds stops counting when its lease lapses. The
+//! quotas (total and daily analysis seconds) and client-token budgets always
+//! live in the store.
 //!
 //! Requests per minute use the generic cell rate algorithm (GCRA): a burst of
 //! up to the whole minute's allowance is accepted, after which requests are
@@ -83,7 +85,7 @@ pub struct RequestPermit {
 
 impl Drop for RequestPermit {
     fn drop(&mut self) {
-        match &self.place {
+        match &mut self.place {
             Place::Request { account_id } => {
                 let mut accounts = self.limiter.lock();
                 if let Some(state) = accounts.get_mut(account_id) {
@@ -103,7 +105,12 @@ impl Drop for RequestPermit {
                     }
                 }
             }
-            Place::StoredRequest { .. } | Place::StoredSession { .. } => {
+            Place::StoredRequest { account_id } => {
+                if let Some(store) = &self.limiter.shared {
+                    store.release_request(*account_id);
+                }
+            }
+            Place::StoredSession { token_id } => {
                 let (Some(store), Ok(runtime)) = (
                     self.limiter.shared.clone(),
                     tokio::runtime::Handle::try_current(),
@@ -112,21 +119,11 @@ impl Drop for RequestPermit {
                     // place frees itself when this instance's lease lapses.
                     return;
                 };
-                let place =
-                    std::mem::replace(&mut self.place, Place::StoredRequest { account_id: 0 });
+                let token_id = std::mem::take(token_id);
                 runtime.spawn(async move {
-                    let released = match &place {
-                        Place::StoredSession { token_id } => {
-                            store.close_token_session(token_id).await
-                        }
-                        Place::StoredRequest { account_id } => {
-                            store.release_request(*account_id).await
-                        }
-                        _ => Ok(()),
-                    };
-                    if let Err(error) = released {
+                    if let Err(error) = store.close_token_session(&token_id).await {
                         // It counts until this instance's lease lapses.
-                        tracing::warn!(%error, "request limit place not given back");
+                        tracing::warn!(%error, "session place not given back");
                     }
                 });
             }

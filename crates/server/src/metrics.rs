@@ -8,8 +8,8 @@
 //! credential, an account or an id.
 
 use crate::jobs::WorkerPool;
-use crate::store::StoreErrorCounts;
-use attune_core::wire::Endpoint;
+use crate::store::{JobStore, StoreErrorCounts};
+use attune_core::wire::{Endpoint, Timestamp};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -18,6 +18,9 @@ use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::{Registry, Unit};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// How long a scrape waits for the store's oldest queued job.
+const QUEUE_AGE_PATIENCE: Duration = Duration::from_secs(1);
 
 /// The content type of a scrape: OpenMetrics text, which Prometheus reads.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -62,6 +65,7 @@ pub struct Metrics {
     durations: Family<RouteLabels, Histogram, fn() -> Histogram>,
     jobs: Family<StateLabels, Gauge>,
     queue_wait: Histogram,
+    oldest_queued: Gauge<f64, std::sync::atomic::AtomicU64>,
     sessions: Family<EndpointLabels, Gauge>,
     dropped: Family<EndpointLabels, Counter<f64, std::sync::atomic::AtomicU64>>,
     lag: Family<EndpointLabels, Histogram, fn() -> Histogram>,
@@ -130,6 +134,15 @@ impl Metrics {
             Unit::Seconds,
             queue_wait.clone(),
         );
+        let oldest_queued = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
+        registry.register_with_unit(
+            "attune_job_queue_oldest_age",
+            "Age of the oldest job waiting for a worker, read from the store at each scrape (0 \
+             when none waits). On a shared store the queue is the deployment's, so every \
+             instance reports the same value",
+            Unit::Seconds,
+            oldest_queued.clone(),
+        );
         let sessions = Family::<EndpointLabels, Gauge>::default();
         registry.register(
             "attune_stream_sessions",
@@ -178,6 +191,7 @@ impl Metrics {
             durations,
             jobs,
             queue_wait,
+            oldest_queued,
             sessions,
             dropped,
             lag,
@@ -208,6 +222,20 @@ impl Metrics {
     /// Records how long a job waited between acceptance and its start.
     pub fn observe_queue_wait(&self, waited: Duration) {
         self.queue_wait.observe(waited.as_secs_f64());
+    }
+
+    /// Sets the age of the oldest queued job from `jobs`, at `now`. A store
+    /// that fails, or does not answer within a second, leaves the previous
+    /// value (its failure is counted by operation).
+    pub async fn refresh_queue_age(&self, jobs: &dyn JobStore, now: Timestamp) {
+        match tokio::time::timeout(QUEUE_AGE_PATIENCE, jobs.oldest_queued()).await {
+            Ok(Ok(oldest)) => {
+                let age_ms = oldest.map_or(0, |at| now.unix_millis() - at.unix_millis());
+                self.oldest_queued.set(age_ms.max(0) as f64 / 1000.0);
+            }
+            Ok(Err(error)) => tracing::debug!(%error, "oldest queued job not read"),
+            Err(_) => tracing::debug!("oldest queued job not read in time"),
+        }
     }
 
     /// Counts one request refused because the store was unavailable.

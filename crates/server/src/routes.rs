@@ -293,7 +293,7 @@ impl App {
         match route.endpoint {
             Endpoint::Healthz => Ok(healthz()),
             Endpoint::Readyz => Ok(self.readyz().await),
-            Endpoint::Metrics => Ok(self.metrics_scrape()),
+            Endpoint::Metrics => Ok(self.metrics_scrape().await),
             Endpoint::OpenApi => Ok(document(OPENAPI_JSON)),
             Endpoint::AsyncApi => Ok(document(ASYNCAPI_JSON)),
             Endpoint::LegacyAuth => Err(legacy_auth(request.into_body()).await),
@@ -410,7 +410,10 @@ impl App {
 impl App {
     /// `GET /metrics`: no credential, like `/healthz`; operators keep it off
     /// the public listener (see the README).
-    fn metrics_scrape(&self) -> Response<Body> {
+    async fn metrics_scrape(&self) -> Response<Body> {
+        self.metrics
+            .refresh_queue_age(self.services.jobs.as_ref(), self.services.clock.now())
+            .await;
         let text = self.metrics.encode(&self.pool);
         let mut response = Response::new(Full::new(Bytes::from(text)));
         let headers = response.headers_mut();

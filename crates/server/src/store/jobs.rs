@@ -135,6 +135,13 @@ pub trait JobStore: Send + Sync {
     /// How many jobs are `queued` or `running`.
     fn count_active(&self) -> StoreFuture<'_, u64>;
 
+    /// When the oldest job still `queued` was accepted (on a shared store,
+    /// by any instance); `None` when no job waits. What `/metrics` exports
+    /// as the queue's oldest age. A store that cannot tell answers `None`.
+    fn oldest_queued(&self) -> StoreFuture<'_, Option<Timestamp>> {
+        Box::pin(async { Ok(None) })
+    }
+
     /// Deletes jobs whose `expires_at` is at or before `now` (they are
     /// unreadable anyway), with any media still queued; answers how many.
     fn purge_expired(&self, now: Timestamp) -> StoreFuture<'_, u64>;

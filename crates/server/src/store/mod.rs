@@ -7,6 +7,7 @@ mod jobs;
 mod postgres;
 mod postgres_jobs;
 mod postgres_limits;
+mod postgres_schema;
 mod postgres_tokens;
 mod sqlite;
 mod sqlite_jobs;

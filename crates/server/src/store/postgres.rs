@@ -8,6 +8,7 @@
 //! lapses, the next sweep by any live instance fails its unfinished jobs with
 //! `ih1004`, as a restart does on the embedded store.
 
+use super::postgres_schema::MIGRATIONS;
 use super::{
     Account, AccountLimits, CreatedKey, KeyRecord, KeyStatus, KeyStore, QuotaOutcome, SlotOutcome,
     StoreError, StoreFuture, Usage, UsageStore,
@@ -21,148 +22,6 @@ use std::time::Duration;
 use time::{Date, OffsetDateTime};
 use tokio_postgres::config::SslMode;
 use tokio_postgres::{Client, GenericClient, Row};
-
-/// Schema steps in order; `attune_schema.version` records how many were
-/// applied. Never edit a step that has shipped: append a new one. Times are
-/// Unix seconds for accounts and keys and Unix milliseconds for tokens and
-/// jobs, as in the embedded store.
-const MIGRATIONS: &[&str] = &[
-    // 1: everything the embedded store has after its step 2, plus instance
-    // leases and the owner of each job.
-    "CREATE TABLE accounts (
-        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        name TEXT NOT NULL UNIQUE,
-        subscription_active BOOLEAN NOT NULL,
-        requests_per_minute BIGINT NOT NULL,
-        concurrent_requests BIGINT NOT NULL,
-        analysis_quota_seconds BIGINT NOT NULL,
-        daily_quota_seconds BIGINT NOT NULL,
-        analysis_seconds_used DOUBLE PRECISION NOT NULL DEFAULT 0,
-        created_at BIGINT NOT NULL
-    );
-    CREATE TABLE api_keys (
-        seq BIGINT GENERATED ALWAYS AS IDENTITY,
-        id TEXT PRIMARY KEY,
-        account_id BIGINT NOT NULL REFERENCES accounts(id),
-        display_prefix TEXT NOT NULL,
-        key_hash BYTEA NOT NULL UNIQUE,
-        scopes TEXT NOT NULL,
-        status TEXT NOT NULL CHECK (status IN ('active', 'revoked')),
-        created_at BIGINT NOT NULL,
-        revoked_at BIGINT
-    );
-    CREATE TABLE daily_usage (
-        account_id BIGINT NOT NULL REFERENCES accounts(id),
-        day TEXT NOT NULL,
-        seconds DOUBLE PRECISION NOT NULL,
-        PRIMARY KEY (account_id, day)
-    );
-    CREATE TABLE client_tokens (
-        id TEXT PRIMARY KEY,
-        token_hash BYTEA NOT NULL UNIQUE,
-        account_id BIGINT NOT NULL REFERENCES accounts(id),
-        key_id TEXT NOT NULL REFERENCES api_keys(id),
-        scopes TEXT NOT NULL,
-        created_at BIGINT NOT NULL,
-        expires_at BIGINT NOT NULL,
-        revoked_at BIGINT,
-        max_duration_seconds BIGINT,
-        max_bytes BIGINT,
-        max_concurrent BIGINT NOT NULL,
-        max_video_seconds DOUBLE PRECISION,
-        allowed_origins TEXT,
-        video_seconds_used DOUBLE PRECISION NOT NULL DEFAULT 0
-    );
-    CREATE TABLE instances (
-        id TEXT PRIMARY KEY,
-        started_at BIGINT NOT NULL,
-        lease_expires_at BIGINT NOT NULL
-    );
-    CREATE TABLE jobs (
-        id TEXT PRIMARY KEY,
-        account_id BIGINT NOT NULL REFERENCES accounts(id),
-        model TEXT NOT NULL,
-        status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'completed', 'failed')),
-        correlation_id TEXT NOT NULL,
-        created_at BIGINT NOT NULL,
-        expires_at BIGINT NOT NULL,
-        updated_at BIGINT NOT NULL,
-        result TEXT,
-        error_code TEXT,
-        error_message TEXT,
-        billed_seconds DOUBLE PRECISION NOT NULL,
-        billed_day TEXT NOT NULL,
-        token_id TEXT,
-        instance_id TEXT
-    );
-    CREATE INDEX jobs_unfinished ON jobs(instance_id) WHERE status IN ('queued', 'running');
-    CREATE INDEX jobs_expires_at ON jobs(expires_at);",
-    // 2: the shared job queue. A queued job's upload waits here for whichever
-    // instance claims it, and is deleted when claimed or when the job ends
-    // otherwise. Stored out of line and uncompressed: media is compressed
-    // already, so trying again only costs CPU.
-    "CREATE TABLE job_media (
-        job_id TEXT PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,
-        bytes BYTEA NOT NULL,
-        file_name TEXT,
-        content_type TEXT,
-        include TEXT NOT NULL,
-        duration_seconds DOUBLE PRECISION NOT NULL
-    );
-    ALTER TABLE job_media ALTER COLUMN bytes SET STORAGE EXTERNAL;
-    CREATE INDEX jobs_queued ON jobs(created_at, id) WHERE status = 'queued';",
-    // 3: request limits for the whole deployment (see `postgres_limits`).
-    // `limit_holds` counts, per subject (an account's requests in flight, a
-    // client token's open sessions) and per instance, the places held: they
-    // count while that instance's lease is live, so a killed instance's
-    // places free themselves. One row per subject and instance, updated in
-    // place (no index on `held`, so updates stay HOT and the table small).
-    // `limit_rates` holds each account's GCRA arrival time.
-    "CREATE TABLE limit_holds (
-        subject TEXT NOT NULL,
-        instance_id TEXT NOT NULL,
-        held BIGINT NOT NULL,
-        PRIMARY KEY (subject, instance_id)
-    );
-    CREATE TABLE limit_rates (
-        subject TEXT PRIMARY KEY,
-        next_arrival_ms BIGINT NOT NULL
-    );
-    CREATE FUNCTION attune_take_slot(
-        p_subject TEXT, p_instance TEXT, p_now BIGINT, p_lease_now BIGINT, p_max BIGINT,
-        p_interval BIGINT, p_tolerance BIGINT,
-        OUT taken BOOLEAN, OUT in_use BIGINT, OUT wait_ms BIGINT
-    ) LANGUAGE plpgsql AS $$
-    DECLARE
-        arrival BIGINT;
-    BEGIN
-        taken := false;
-        -- One admission per subject at a time, deployment-wide; each
-        -- statement below then sees every earlier admission (READ COMMITTED
-        -- takes a fresh snapshot per statement).
-        PERFORM pg_advisory_xact_lock(hashtextextended(p_subject, 0));
-        SELECT COALESCE(sum(h.held), 0) INTO in_use FROM limit_holds h
-            JOIN instances i ON i.id = h.instance_id
-            WHERE h.subject = p_subject AND i.lease_expires_at > p_lease_now;
-        IF p_max > 0 AND in_use >= p_max THEN
-            RETURN;
-        END IF;
-        IF p_interval > 0 THEN
-            SELECT GREATEST(next_arrival_ms, p_now) INTO arrival
-                FROM limit_rates WHERE subject = p_subject;
-            arrival := COALESCE(arrival, p_now);
-            IF arrival - p_tolerance > p_now THEN
-                wait_ms := arrival - p_tolerance - p_now;
-                RETURN;
-            END IF;
-            INSERT INTO limit_rates (subject, next_arrival_ms) VALUES (p_subject, arrival + p_interval)
-                ON CONFLICT (subject) DO UPDATE SET next_arrival_ms = excluded.next_arrival_ms;
-        END IF;
-        INSERT INTO limit_holds (subject, instance_id, held) VALUES (p_subject, p_instance, 1)
-            ON CONFLICT (subject, instance_id) DO UPDATE SET held = limit_holds.held + 1;
-        taken := true;
-    END $$;",
-];
 
 /// Any constant: the advisory lock taken while migrating, so instances
 /// starting together apply each step once.
@@ -206,6 +65,8 @@ pub struct PgStore {
     lease: Duration,
     /// Failed calls by operation.
     pub(super) errors: super::StoreErrorCounts,
+    /// The request-limit grants this instance holds.
+    pub(super) grants: Arc<super::postgres_limits::LocalGrants>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -278,12 +139,14 @@ impl PgStore {
             heartbeat: Arc::new(Heartbeat(std::sync::Mutex::new(None))),
             lease: options.lease,
             errors: super::StoreErrorCounts::default(),
+            grants: Arc::default(),
         };
         store.renew_lease().await?;
         let handle = tokio::spawn(heartbeat(
             store.pool.clone(),
             Arc::clone(&store.instance_id),
             options.lease,
+            Arc::clone(&store.grants),
         ));
         *store.heartbeat.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle);
         Ok(store)
@@ -346,7 +209,7 @@ impl PgStore {
     }
 
     async fn renew_lease(&self) -> Result<(), StoreError> {
-        renew(&self.pool, &self.instance_id, self.lease).await
+        renew(&self.pool, &self.instance_id, self.lease, &self.grants).await
     }
 }
 
@@ -414,7 +277,12 @@ pub(super) fn now_millis() -> i64 {
     attune_core::wire::Timestamp::now().unix_millis()
 }
 
-async fn renew(pool: &Pool, instance_id: &str, lease: Duration) -> Result<(), StoreError> {
+async fn renew(
+    pool: &Pool,
+    instance_id: &str,
+    lease: Duration,
+    grants: &super::postgres_limits::LocalGrants,
+) -> Result<(), StoreError> {
     let now = now_millis();
     let until = now.saturating_add(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX));
     let client = pool.get().await?;
@@ -425,20 +293,50 @@ async fn renew(pool: &Pool, instance_id: &str, lease: Duration) -> Result<(), St
             &[&instance_id, &now, &until],
         )
         .await?;
+    if grants.lapsed(now) {
+        // A peer may have swept this instance's places, or may yet: drop
+        // them on both sides before granting anew.
+        grants.drop_grants();
+        client
+            .execute(
+                "DELETE FROM limit_holds WHERE instance_id = $1 AND subject LIKE 'account:%'",
+                &[&instance_id],
+            )
+            .await?;
+    }
+    grants.lease_renewed(now, until);
     Ok(())
 }
 
 /// Renews the lease every third of its length and fails the jobs of
-/// instances whose lease lapsed.
-async fn heartbeat(pool: Pool, instance_id: Arc<str>, lease: Duration) {
+/// instances whose lease lapsed; every [`postgres_limits::RETURN_PERIOD`]
+/// gives back the request-limit grants left unused.
+///
+/// [`postgres_limits::RETURN_PERIOD`]: super::postgres_limits::RETURN_PERIOD
+async fn heartbeat(
+    pool: Pool,
+    instance_id: Arc<str>,
+    lease: Duration,
+    grants: Arc<super::postgres_limits::LocalGrants>,
+) {
     // The first tick one period on: `open` has just renewed, and its caller
     // (a starting server) sweeps for itself with `mark_interrupted`.
     let period = (lease / 3).max(Duration::from_millis(100));
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let returns_every = super::postgres_limits::RETURN_PERIOD;
+    let mut returns =
+        tokio::time::interval_at(tokio::time::Instant::now() + returns_every, returns_every);
+    returns.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        ticks.tick().await;
-        if let Err(error) = renew(&pool, &instance_id, lease).await {
+        tokio::select! {
+            _ = ticks.tick() => {}
+            _ = returns.tick() => {
+                super::postgres_limits::return_unused(&pool, &instance_id, &grants).await;
+                continue;
+            }
+        }
+        if let Err(error) = renew(&pool, &instance_id, lease, &grants).await {
             tracing::error!(%error, "store lease not renewed");
             continue;
         }
@@ -873,10 +771,8 @@ impl UsageStore for PgStore {
             ))
     }
 
-    fn release_request(&self, account_id: i64) -> StoreFuture<'_, ()> {
-        self.errors
-            .op("release_request")
-            .run(super::postgres_limits::release_request(self, account_id))
+    fn release_request(&self, account_id: i64) {
+        super::postgres_limits::release_request(self, account_id);
     }
 
     fn close_token_session<'a>(&'a self, token_id: &'a str) -> StoreFuture<'a, ()> {

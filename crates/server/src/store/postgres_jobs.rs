@@ -390,6 +390,21 @@ impl JobStore for PgStore {
         })
     }
 
+    fn oldest_queued(&self) -> StoreFuture<'_, Option<Timestamp>> {
+        self.errors.op("oldest_queued").run(async move {
+            let client = self.pool.get().await?;
+            // The partial index `jobs_queued` is ordered by `created_at`.
+            let oldest: Option<i64> = client
+                .query_one(
+                    "SELECT MIN(created_at) FROM jobs WHERE status = 'queued'",
+                    &[],
+                )
+                .await?
+                .try_get(0)?;
+            oldest.map(timestamp).transpose()
+        })
+    }
+
     fn purge_expired(&self, now: Timestamp) -> StoreFuture<'_, u64> {
         self.errors.op("purge_expired").run(async move {
             let client = self.pool.get().await?;

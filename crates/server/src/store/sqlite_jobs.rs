@@ -231,6 +231,17 @@ impl JobStore for SqliteStore {
         }))
     }
 
+    fn oldest_queued(&self) -> StoreFuture<'_, Option<Timestamp>> {
+        self.errors.op("oldest_queued").run(self.call(|conn| {
+            let oldest: Option<i64> = conn.query_row(
+                "SELECT MIN(created_at) FROM jobs WHERE status = 'queued'",
+                [],
+                |row| row.get(0),
+            )?;
+            oldest.map(timestamp).transpose()
+        }))
+    }
+
     fn purge_expired(&self, now: Timestamp) -> StoreFuture<'_, u64> {
         self.errors.op("purge_expired").run(self.call(move |conn| {
             let deleted = conn.execute(

@@ -101,10 +101,10 @@ pub trait UsageStore: Send + Sync {
     }
 
     /// Gives back a place taken by [`UsageStore::admit_request`] on this
-    /// instance, when the request is answered.
-    fn release_request(&self, account_id: i64) -> StoreFuture<'_, ()> {
+    /// instance, when the request is answered. Synchronous: a store that
+    /// must tell the database does so in the background.
+    fn release_request(&self, account_id: i64) {
         let _ = account_id;
-        Box::pin(async { Ok(()) })
     }
 
     /// Gives back a place taken by [`UsageStore::open_token_session`] on this

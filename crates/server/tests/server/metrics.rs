@@ -226,3 +226,34 @@ async fn stream_analysis_lag_is_observed_per_endpoint() {
     assert_eq!(sample(&text, lag, &[("endpoint", "v1")]), 0.0);
     server.shutdown().await;
 }
+
+/// The age of the oldest job waiting for a worker: 0 with none waiting,
+/// then the time since the oldest still queued was accepted (a running job
+/// no longer counts).
+#[tokio::test]
+async fn the_oldest_queued_jobs_age_is_exported() {
+    let h = Harness::new().await;
+    let key = h.key("acme", &Scope::ALL).await;
+    let server = h
+        .start_with(|config| config.workers = Some(1), h.services())
+        .await;
+    h.runner.set(|script| script.hold = true);
+    let oldest = "attune_job_queue_oldest_age_seconds";
+    assert_eq!(sample(&scrape(&server).await, oldest, &[]), 0.0);
+    // The first job takes the only worker and waits there.
+    assert_eq!(submit(&server, &key, "inter-2", &[]).await.status(), 202);
+    h.runner.wait_started(1).await;
+    h.clock.advance(30);
+    assert_eq!(sample(&scrape(&server).await, oldest, &[]), 0.0);
+    // Two more queue behind it, 30 s and 40 s after the first.
+    assert_eq!(submit(&server, &key, "inter-2", &[]).await.status(), 202);
+    h.clock.advance(10);
+    assert_eq!(submit(&server, &key, "inter-2", &[]).await.status(), 202);
+    h.clock.advance(12);
+    assert_eq!(sample(&scrape(&server).await, oldest, &[]), 22.0);
+    // Once they have all run, nothing waits.
+    h.runner.release();
+    h.runner.wait_finished(3).await;
+    assert_eq!(sample(&scrape(&server).await, oldest, &[]), 0.0);
+    server.shutdown().await;
+}

@@ -3,7 +3,9 @@
 //! instance killed with SIGKILL mid-job leaves its job to fail with `ih1004`
 //! once its lease lapses, and a token revoked on one is refused on the other.
 //! Request limits hold for the two together: an account's requests per
-//! minute, and a client token's `max_concurrent` sessions.
+//! minute and concurrent requests, and a client token's `max_concurrent`
+//! sessions. An instance stopped with SIGTERM finishes its running job and
+//! leaves its queue to the other.
 //!
 //! Needs `ATTUNE_TEST_PG_URL` (`tests/pg/with-postgres.sh` sets it; `.ci/run`
 //! always does). Without it the test prints a notice and checks nothing.
@@ -14,6 +16,8 @@ use crate::restart::{attune_with, read_until, synthetic_speech, Serve, SPEECH_MI
 use attune_core::ErrorCode;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
@@ -29,7 +33,14 @@ fn env(url: &str) -> [(&str, &str); 2] {
 }
 
 fn serve(url: &str) -> Serve {
-    Serve::start_command(attune_with(&env(url), &["serve", "--bind", "127.0.0.1:0"]))
+    serve_with(url, &[])
+}
+
+/// An instance on the store at `url` with more environment.
+fn serve_with(url: &str, more: &[(&str, &str)]) -> Serve {
+    let mut command = attune_with(&env(url), &["serve", "--bind", "127.0.0.1:0"]);
+    command.envs(more.iter().copied());
+    Serve::start_command(command)
 }
 
 /// Submits `minutes` of speech on `serve` with extra form fields.
@@ -226,6 +237,32 @@ async fn open_session(
     (ws, first)
 }
 
+/// Starts an upload on `serve` whose body never comes, with
+/// `Expect: 100-continue`: once the server admits it, it asks for the body
+/// (`100 Continue`) and the request stays in flight as long as the socket
+/// is open. Answers the socket, or the refusal's head.
+async fn upload_left_open(serve: &Serve, key: &str) -> Result<TcpStream, String> {
+    let mut socket = TcpStream::connect(serve.addr()).await.unwrap();
+    let head = format!(
+        "POST /v2/upload/analyze HTTP/1.1\r\nhost: {}\r\nauthorization: Bearer {key}\r\n\
+         content-type: multipart/form-data; boundary=b\r\ncontent-length: 100000\r\n\
+         expect: 100-continue\r\n\r\n",
+        serve.addr()
+    );
+    socket.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = vec![0; 4096];
+    let read = tokio::time::timeout(crate::common::HANG_GUARD, socket.read(&mut answer))
+        .await
+        .expect("no answer to the upload's head")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..read]).into_owned();
+    if answer.starts_with("HTTP/1.1 100 ") {
+        Ok(socket)
+    } else {
+        Err(answer)
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_instances_share_request_limits_and_token_sessions() {
     let Some(admin_url) = admin_url("two_instances_share_request_limits_and_token_sessions") else {
@@ -267,8 +304,61 @@ async fn two_instances_share_request_limits_and_token_sessions() {
             all_scopes,
         ],
     );
+    let busy = attune_ok(
+        &url,
+        &[
+            "keys",
+            "create",
+            "--account",
+            "busy",
+            "--scopes",
+            all_scopes,
+        ],
+    );
+    attune_ok(
+        &url,
+        &[
+            "accounts",
+            "set",
+            "--account",
+            "busy",
+            "--concurrent-requests",
+            "2",
+        ],
+    );
     let a = serve(&url);
     let b = serve(&url);
+
+    // Two requests at once for `busy`, across A and B together: with one
+    // held open on each, a third is refused on either, exactly.
+    let read_busy = |serve: &Serve| {
+        client()
+            .get(serve.url("/v2/upload/jobs/job_0000000000000000"))
+            .bearer_auth(&busy)
+            .send()
+    };
+    let on_a = upload_left_open(&a, &busy).await.expect("admitted on A");
+    let _on_b = upload_left_open(&b, &busy).await.expect("admitted on B");
+    for serve in [&a, &b, &a, &b] {
+        expect_error(read_busy(serve).await.unwrap(), 429, ErrorCode::Ih3002).await;
+    }
+    let refused = upload_left_open(&b, &busy).await.unwrap_err();
+    assert!(refused.contains(" 429 "), "{refused}");
+    // The one on A ends: its place can be taken on B, at once or after A
+    // gives it back (within half a second).
+    drop(on_a);
+    let mut admitted = false;
+    for _ in 0..100 {
+        let response = read_busy(&b).await.unwrap();
+        if response.status() != 429 {
+            assert_eq!(response.status(), 404);
+            admitted = true;
+            break;
+        }
+        expect_error(response, 429, ErrorCode::Ih3002).await;
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(admitted, "the place freed on A never reached B");
 
     // Four requests a minute for the account, across A and B together: two
     // on A, two on B, then the fifth is refused on B (and on A).
@@ -335,4 +425,73 @@ async fn two_instances_share_request_limits_and_token_sessions() {
         reopened.is_some(),
         "the session place on A was not given back"
     );
+}
+
+/// Graceful shutdown on a shared store: an instance stopped with SIGTERM
+/// finishes the job it is running and takes no more from the queue; the job
+/// queued behind it runs on the other instance. Both complete, each run
+/// exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_draining_instance_finishes_its_job_and_leaves_the_queue_to_a_peer() {
+    let Some(admin_url) =
+        admin_url("a_draining_instance_finishes_its_job_and_leaves_the_queue_to_a_peer")
+    else {
+        return;
+    };
+    let url = fresh_database(&admin_url).await;
+    let key = attune_ok(
+        &url,
+        &[
+            "keys",
+            "create",
+            "--account",
+            "acme",
+            "--scopes",
+            "service.upload,service.upload.inter-2-audio",
+        ],
+    );
+    // A, one worker, with time enough to finish the long job when stopped.
+    let a = serve_with(&url, &[("ATTUNE_SHUTDOWN_GRACE_SECONDS", "300")]);
+    let response = submit(&a, &key, SPEECH_MINUTES, &[]).await;
+    assert_eq!(response.status(), 202);
+    let running_id = json(response).await["job_id"].as_str().unwrap().to_owned();
+    let response = submit(&a, &key, 1, &[]).await;
+    assert_eq!(response.status(), 202);
+    let queued_id = json(response).await["job_id"].as_str().unwrap().to_owned();
+    let running = read_until(&a, &key, &running_id, |job| job["status"] != "queued").await;
+    assert_eq!(running["status"], "running", "{running}");
+    let queued = read_until(&a, &key, &queued_id, |_| true).await;
+    assert_eq!(queued["status"], "queued", "{queued}");
+
+    a.terminate();
+    // B starts while A drains, and takes the queued job.
+    let b = serve(&url);
+    let done = read_until(&b, &key, &queued_id, |job| {
+        job["status"] == "completed" || job["status"] == "failed"
+    })
+    .await;
+    assert_eq!(done["status"], "completed", "{done}");
+    // A's own job completes there, not failed as interrupted.
+    let done = read_until(&b, &key, &running_id, |job| {
+        job["status"] == "completed" || job["status"] == "failed"
+    })
+    .await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert!(done["result"]["signals"].is_array(), "{done}");
+    let a_log = a.log();
+    let status = tokio::task::spawn_blocking(move || a.wait_exit())
+        .await
+        .unwrap();
+    assert!(status.success(), "A did not exit cleanly: {status:?}");
+    // Each job was claimed once, by one instance.
+    let claims = |log: &str, id: &str| {
+        log.lines()
+            .filter(|line| line.contains("job claimed") && line.contains(id))
+            .count()
+    };
+    let b_log = b.log();
+    assert_eq!(claims(&a_log, &running_id), 1, "{a_log}");
+    assert_eq!(claims(&a_log, &queued_id), 0, "{a_log}");
+    assert_eq!(claims(&b_log, &queued_id), 1, "{b_log}");
+    assert_eq!(claims(&b_log, &running_id), 0, "{b_log}");
 }

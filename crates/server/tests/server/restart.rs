@@ -171,6 +171,33 @@ impl Serve {
         self.base_url.trim_start_matches("http://")
     }
 
+    /// SIGTERM, as a service manager stops an instance: the graceful
+    /// shutdown begins.
+    pub(crate) fn terminate(&self) {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "SIGTERM not delivered");
+    }
+
+    /// Waits (at most [`PATIENCE`]) for the process to exit on its own and
+    /// answers its status.
+    pub(crate) fn wait_exit(mut self) -> std::process::ExitStatus {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("the server is waited for") {
+                return status;
+            }
+            assert!(
+                started.elapsed() < PATIENCE,
+                "the server did not exit: {}",
+                self.log()
+            );
+            std::thread::sleep(POLL);
+        }
+    }
+
     /// SIGKILL: no shutdown code runs.
     pub(crate) fn kill(mut self) {
         self.child.kill().expect("the server is killed");
