@@ -170,7 +170,7 @@ const AGREEMENT: SignalRule = SignalRule {
 
 /// `inter-2-audio`: the audible subset only.
 pub const INTER_2_AUDIO: ModelParams = ModelParams {
-    version: "inter-2-audio/rules-4",
+    version: "inter-2-audio/rules-5",
     signals: &[
         AGREEMENT,
         CONFIDENCE,
@@ -184,7 +184,7 @@ pub const INTER_2_AUDIO: ModelParams = ModelParams {
 
 /// `inter-2`: audio and video, all 13 signals.
 pub const INTER_2: ModelParams = ModelParams {
-    version: "inter-2/rules-4",
+    version: "inter-2/rules-5",
     signals: &[
         AGREEMENT,
         CONFIDENCE,
