@@ -235,7 +235,7 @@ async fn the_oldest_queued_jobs_age_is_exported() {
     let h = Harness::new().await;
     let key = h.key("acme", &Scope::ALL).await;
     let server = h
-        .start_with(|config| config.workers = Some(1), h.services())
+        .start_with(|config| config.analysis_threads = Some(1), h.services())
         .await;
     h.runner.set(|script| script.hold = true);
     let oldest = "attune_job_queue_oldest_age_seconds";
