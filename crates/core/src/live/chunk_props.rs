@@ -21,7 +21,7 @@ fn fixture(name: &str) -> Vec<u8> {
 
 /// A window as compared: bounds, engagement, and each signal with its probability and
 /// rationale.
-type Summary = (f64, f64, String, Vec<(String, String, String)>);
+use super::tests::{summary, WindowSummary as Summary};
 
 /// The file's full windows, analyzed as a stream hears it.
 fn file_windows(samples: &[f32]) -> Vec<Summary> {
@@ -79,26 +79,7 @@ fn stream_windows(
     assert!(out.fatal.is_none(), "{:?}", out.fatal);
     assert!(out.dropped.is_empty(), "{:?}", out.dropped);
     assert!(out.windows.len() >= full, "{} windows", out.windows.len());
-    out.windows[..full]
-        .iter()
-        .map(|w| {
-            (
-                w.start,
-                w.end,
-                w.engagement.to_string(),
-                w.detections
-                    .iter()
-                    .map(|d| {
-                        (
-                            d.signal_type.to_string(),
-                            d.probability.to_string(),
-                            d.rationale.clone(),
-                        )
-                    })
-                    .collect(),
-            )
-        })
-        .collect()
+    summary(&out.windows[..full])
 }
 
 /// A container's bytes and its file analysis, computed once per test run.

@@ -46,9 +46,11 @@ fn stream(analyzer: &mut LiveAnalyzer, bytes: &[u8], sizes: &[usize]) -> LiveOut
     out
 }
 
-type WindowSummary = (f64, f64, String, Vec<(String, String, String)>);
+/// A window as the stream reports it: bounds, state, and (signal, level, rationale) triples.
+pub(super) type WindowSummary = (f64, f64, String, Vec<(String, String, String)>);
 
-fn summary(windows: &[ClosedWindow]) -> Vec<WindowSummary> {
+/// The comparable form of closed windows (also used by `chunk_props`).
+pub(super) fn summary(windows: &[ClosedWindow]) -> Vec<WindowSummary> {
     windows
         .iter()
         .map(|w| {
