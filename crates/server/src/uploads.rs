@@ -441,8 +441,7 @@ fn spawn_job(
     tokio::spawn(
         async move {
             let wait = || metrics.observe_queue_wait(accepted.elapsed());
-            run_job(jobs.as_ref(), clock.as_ref(), &pool, input, wait).await;
-            drop(slot);
+            run_job(jobs.as_ref(), clock.as_ref(), &pool, slot, input, wait).await;
             let _ = finished.send(());
         }
         .instrument(span),
@@ -452,10 +451,13 @@ fn spawn_job(
 
 /// Carries a job from `queued` to its end state.
 /// `started` is called once a worker takes the job, to record its wait.
+/// The job's `slot` is given back before its end state is recorded: a client
+/// that reads `completed` and submits at once finds the slot free.
 async fn run_job(
     jobs: &dyn JobStore,
     clock: &dyn Clock,
     pool: &WorkerPool,
+    slot: JobSlot,
     input: JobInput,
     started: impl FnOnce(),
 ) {
@@ -470,6 +472,7 @@ async fn run_job(
         Err(PoolClosed) => {
             // Shutting down: the job will not run; say so now rather than at
             // the next start.
+            drop(slot);
             record_end(
                 jobs,
                 &id,
@@ -491,6 +494,7 @@ async fn run_job(
     }
     let outcome = pool.run(&worker, input).await;
     drop(worker);
+    drop(slot);
     record_end(jobs, &id, outcome, clock.now()).await;
 }
 

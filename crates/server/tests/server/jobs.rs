@@ -204,6 +204,82 @@ async fn a_full_instance_answers_ih1002_with_retry_after() {
     server.shutdown().await;
 }
 
+/// The embedded store, pausing after it records a job completed: the moment
+/// in which a client may read `completed` before the server has moved on.
+struct Lingering(Arc<dyn JobStore>);
+
+impl JobStore for Lingering {
+    fn create_job(&self, job: NewJob) -> StoreFuture<'_, JobRecord> {
+        self.0.create_job(job)
+    }
+    fn job<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<JobRecord>> {
+        self.0.job(id)
+    }
+    fn mark_running<'a>(&'a self, id: &'a str, at: Timestamp) -> StoreFuture<'a, bool> {
+        self.0.mark_running(id, at)
+    }
+    fn mark_completed<'a>(
+        &'a self,
+        id: &'a str,
+        result: &'a UploadJobResult,
+        at: Timestamp,
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let recorded = self.0.mark_completed(id, result, at).await;
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            recorded
+        })
+    }
+    fn mark_failed<'a>(
+        &'a self,
+        id: &'a str,
+        error: &'a ServiceError,
+        at: Timestamp,
+    ) -> StoreFuture<'a, bool> {
+        self.0.mark_failed(id, error, at)
+    }
+    fn mark_interrupted(&self, at: Timestamp) -> StoreFuture<'_, u64> {
+        self.0.mark_interrupted(at)
+    }
+    fn count_active(&self) -> StoreFuture<'_, u64> {
+        self.0.count_active()
+    }
+    fn oldest_queued(&self) -> StoreFuture<'_, Option<Timestamp>> {
+        self.0.oldest_queued()
+    }
+    fn purge_expired(&self, now: Timestamp) -> StoreFuture<'_, u64> {
+        self.0.purge_expired(now)
+    }
+}
+
+#[tokio::test]
+async fn a_job_read_as_completed_no_longer_holds_its_slot() {
+    // Found by CI: with one job slot, a client that saw its job `completed`
+    // and submitted at once was refused with ih1002, because the slot was
+    // given back only after the end state was written.
+    let harness = Harness::new().await;
+    let key = harness.key("acme", &Scope::ALL).await;
+    let mut services = harness.services();
+    services.jobs = Arc::new(Lingering(Arc::clone(&services.jobs)));
+    let server = harness
+        .start_with(
+            |config| {
+                config.analysis_threads = Some(1);
+                config.max_jobs = Some(1);
+            },
+            services,
+        )
+        .await;
+    let first = json(submit(&server, &key, "inter-2", &[]).await).await;
+    let id = first["job_id"].as_str().unwrap();
+    assert_eq!(
+        poll_until_done(&server, &key, id).await["status"],
+        "completed"
+    );
+    assert_eq!(submit(&server, &key, "inter-2", &[]).await.status(), 202);
+    server.shutdown().await;
+}
+
 /// A store that cannot be reached.
 struct Unreachable;
 
