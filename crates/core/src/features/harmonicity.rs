@@ -18,14 +18,18 @@ use std::sync::Arc;
 
 use realfft::num_complex::Complex;
 use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
+use wide::f64x2;
 
 use super::interp::{improve_maximum, DEPTH_REFINE};
+#[cfg(test)]
+use super::pitch::local_mean;
 use super::pitch::PERIOD;
 
 /// Analysis window in samples: one floor period rounded down to even (210).
 const WINDOW: usize = 2 * ((213 / 2) - 1);
 /// Longest lag searched, samples.
 const MAX_LAG: usize = WINDOW;
+const _: () = assert!(MAX_LAG.is_multiple_of(2), "lags are normalised in pairs");
 const SPAN: usize = WINDOW + MAX_LAG;
 const FFT_LEN: usize = 512;
 const SILENCE_THRESHOLD: f64 = 0.1;
@@ -83,15 +87,15 @@ impl HarmonicityAnalyzer {
     /// HNR in dB of the frame centred between `samples[centre - 1]` and
     /// `samples[centre]`, or `None` where Praat reports the frame as silent
     /// (-200 dB). `samples` must hold [`LOOKBACK`] samples before and
-    /// [`LOOKAHEAD`] after `centre`; `global_peak` is the largest absolute
-    /// sample so far.
-    pub fn analyze(&mut self, samples: &[f32], centre: usize, global_peak: f64) -> Option<f32> {
-        let left = centre - 1;
-        let mean = samples[centre - PERIOD..=left + PERIOD]
-            .iter()
-            .map(|&v| v as f64)
-            .sum::<f64>()
-            / (2 * PERIOD) as f64;
+    /// [`LOOKAHEAD`] after `centre`; `mean` is its [`local_mean`] and
+    /// `global_peak` the largest absolute sample so far.
+    pub fn analyze(
+        &mut self,
+        samples: &[f32],
+        centre: usize,
+        mean: f64,
+        global_peak: f64,
+    ) -> Option<f32> {
         let mean32 = mean as f32;
         let half = WINDOW / 2;
         let local_peak = samples[centre - half..centre + half]
@@ -143,15 +147,22 @@ impl HarmonicityAnalyzer {
                 .process_with_scratch(&mut self.spec_y, &mut self.y, &mut self.scratch_inv);
         let scale = 1.0 / FFT_LEN as f64;
         self.r[MAX_LAG] = 1.0;
-        for lag in 1..=MAX_LAG {
-            let sum_y2 = self.energy[lag + WINDOW] - self.energy[lag];
-            let v = if sum_y2 > 0.0 {
-                self.y[lag] as f64 * scale / (sum_x2 * sum_y2).sqrt()
-            } else {
-                0.0
-            };
-            self.r[MAX_LAG + lag] = v;
-            self.r[MAX_LAG - lag] = v;
+        // Lags 1..=MAX_LAG two at a time, then mirrored. Where the shifted
+        // part has no energy the quotient is discarded for 0.
+        let (below, above) = self.r.split_at_mut(MAX_LAG + 1);
+        let (energy, y) = (&self.energy, &self.y);
+        let (sum_x2v, scalev, zero) = (f64x2::splat(sum_x2), f64x2::splat(scale), f64x2::ZERO);
+        for (i, pair) in above.chunks_exact_mut(2).enumerate() {
+            let lag = 1 + 2 * i;
+            let upper = f64x2::new([energy[lag + WINDOW], energy[lag + 1 + WINDOW]]);
+            let lower = f64x2::new([energy[lag], energy[lag + 1]]);
+            let sum_y2 = upper - lower;
+            let c = f64x2::new([y[lag] as f64, y[lag + 1] as f64]);
+            let q = c * scalev / (sum_x2v * sum_y2).sqrt();
+            pair.copy_from_slice(&sum_y2.simd_gt(zero).select(q, zero).to_array());
+        }
+        for (down, &up) in below[..MAX_LAG].iter_mut().rev().zip(above.iter()) {
+            *down = up;
         }
 
         let r = &self.r;
@@ -210,7 +221,9 @@ mod tests {
             })
             .collect();
         let mut a = HarmonicityAnalyzer::new();
-        let hnr = a.analyze(&pulses, 1000, 1.0).unwrap_or(-200.0);
+        let hnr = a
+            .analyze(&pulses, 1000, local_mean(&pulses, 1000), 1.0)
+            .unwrap_or(-200.0);
         assert!(hnr > 30.0, "{hnr}");
 
         let mut state: u32 = 12345;
@@ -220,7 +233,9 @@ mod tests {
                 (state >> 8) as f32 / (1u32 << 24) as f32 - 0.5
             })
             .collect();
-        let hnr = a.analyze(&noise, 1000, 0.5).unwrap_or(-200.0);
+        let hnr = a
+            .analyze(&noise, 1000, local_mean(&noise, 1000), 0.5)
+            .unwrap_or(-200.0);
         assert!(hnr < 3.0, "{hnr}");
     }
 }

@@ -11,6 +11,8 @@
 
 use std::f64::consts::PI;
 
+use wide::f64x2;
+
 /// Sinc interpolation depth used when refining a maximum (Praat's "sinc70").
 pub(crate) const DEPTH_REFINE: usize = 70;
 
@@ -137,7 +139,8 @@ const NEWTON_ACCEPT: f64 = 0.005;
 /// `sin(pi u) / (pi u) * (1 + cos(pi u / L)) / 2`, the taper's span
 /// `L = t + depth` moving with `x` too; both factors are differentiated
 /// exactly. The left side's `t` grows with `x`, the right side's shrinks.
-/// The two sides run as the two lanes of each step.
+/// The two sides run as the two lanes of a SIMD vector, each with the
+/// same operations in the same order as a scalar evaluation would use.
 pub(crate) fn sinc_with_derivatives(y: &[f64], x: f64, depth: usize) -> Option<[f64; 3]> {
     let n = y.len();
     if !(x > 0.0 && x < (n - 1) as f64) {
@@ -152,57 +155,54 @@ pub(crate) fn sinc_with_derivatives(y: &[f64], x: f64, depth: usize) -> Option<[
     }
     let left = &y[midleft + 1 - depth..=midleft];
     let right = &y[midright..midright + depth];
-    let t = [d, 1.0 - d];
+    let (t0, t1) = (d, 1.0 - d);
     let depth_f = depth as f64;
-    let inv_span = [1.0 / (t[0] + depth_f), 1.0 / (t[1] + depth_f)];
+    let inv_span = f64x2::new([1.0 / (t0 + depth_f), 1.0 / (t1 + depth_f)]);
     // (-1)^j sin(pi u) / pi and (-1)^j cos(pi u) at u = t + j: the sign
     // alternates with j, and sin(pi (1 - d)) = sin(pi d).
     let (sin_d, cos_d) = (PI * d).sin_cos();
-    let mut sin_u = [sin_d / PI; 2];
-    let mut cos_u = [cos_d, -cos_d];
+    let mut sin_u = f64x2::splat(sin_d / PI);
+    let mut cos_u = f64x2::new([cos_d, -cos_d]);
     // The taper angle pi u / L, rotated by pi / L per tap.
-    let mut sin_taper = [0.0; 2];
-    let mut cos_taper = [0.0; 2];
-    let mut sin_step = [0.0; 2];
-    let mut cos_step = [0.0; 2];
-    for k in 0..2 {
-        (sin_taper[k], cos_taper[k]) = (PI * t[k] * inv_span[k]).sin_cos();
-        (sin_step[k], cos_step[k]) = (PI * inv_span[k]).sin_cos();
-    }
-    let mut sum = [[0.0; 2]; 3];
+    let spans = inv_span.to_array();
+    let (s0, c0) = (PI * t0 * spans[0]).sin_cos();
+    let (s1, c1) = (PI * t1 * spans[1]).sin_cos();
+    let (mut sin_taper, mut cos_taper) = (f64x2::new([s0, s1]), f64x2::new([c0, c1]));
+    let (s0, c0) = (PI * spans[0]).sin_cos();
+    let (s1, c1) = (PI * spans[1]).sin_cos();
+    let (sin_step, cos_step) = (f64x2::new([s0, s1]), f64x2::new([c0, c1]));
+    let zero = f64x2::splat(0.0);
+    let (mut sum0, mut sum1, mut sum2) = (zero, zero, zero);
     for j in 0..depth {
-        let value = [left[depth - 1 - j], right[j]];
+        let value = f64x2::new([left[depth - 1 - j], right[j]]);
         let jf = j as f64;
-        let u = [t[0] + jf, t[1] + jf];
+        let (u0, u1) = (t0 + jf, t1 + jf);
         // One division for both reciprocals.
-        let both = 1.0 / (u[0] * u[1]);
-        let inv_u = [u[1] * both, u[0] * both];
-        for k in 0..2 {
-            // sin(pi u) / (pi u) and its derivatives in t.
-            let s = sin_u[k] * inv_u[k];
-            let s1 = inv_u[k] * (cos_u[k] - s);
-            let s2 = -PI * PI * s - 2.0 * inv_u[k] * s1;
-            // The taper (1 + cos(pi v)) / 2 with v = u / L, dv/dt = (L - u) / L^2.
-            let w = 0.5 + 0.5 * cos_taper[k];
-            let dv = (depth_f - jf) * inv_span[k] * inv_span[k];
-            let half_sin = 0.5 * PI * sin_taper[k];
-            let w1 = -half_sin * dv;
-            let w2 = dv * (-0.5 * PI * PI * cos_taper[k] * dv + 2.0 * half_sin * inv_span[k]);
-            sum[0][k] += value[k] * s * w;
-            sum[1][k] += value[k] * (s1 * w + s * w1);
-            sum[2][k] += value[k] * (s2 * w + 2.0 * s1 * w1 + s * w2);
-            let c = cos_taper[k] * cos_step[k] - sin_taper[k] * sin_step[k];
-            sin_taper[k] = cos_taper[k] * sin_step[k] + sin_taper[k] * cos_step[k];
-            cos_taper[k] = c;
-            sin_u[k] = -sin_u[k];
-            cos_u[k] = -cos_u[k];
-        }
+        let both = 1.0 / (u0 * u1);
+        let inv_u = f64x2::new([u1 * both, u0 * both]);
+        // sin(pi u) / (pi u) and its derivatives in t.
+        let s = sin_u * inv_u;
+        let s1 = inv_u * (cos_u - s);
+        let s2 = f64x2::splat(-PI * PI) * s - f64x2::splat(2.0) * inv_u * s1;
+        // The taper (1 + cos(pi v)) / 2 with v = u / L, dv/dt = (L - u) / L^2.
+        let w = f64x2::splat(0.5) + f64x2::splat(0.5) * cos_taper;
+        let dv = f64x2::splat(depth_f - jf) * inv_span * inv_span;
+        let half_sin = f64x2::splat(0.5 * PI) * sin_taper;
+        let w1 = -half_sin * dv;
+        let w2 = dv
+            * (f64x2::splat(-0.5 * PI * PI) * cos_taper * dv
+                + f64x2::splat(2.0) * half_sin * inv_span);
+        sum0 += value * s * w;
+        sum1 += value * (s1 * w + s * w1);
+        sum2 += value * (s2 * w + f64x2::splat(2.0) * s1 * w1 + s * w2);
+        let c = cos_taper * cos_step - sin_taper * sin_step;
+        sin_taper = cos_taper * sin_step + sin_taper * cos_step;
+        cos_taper = c;
+        sin_u = -sin_u;
+        cos_u = -cos_u;
     }
-    Some([
-        sum[0][0] + sum[0][1],
-        sum[1][0] - sum[1][1],
-        sum[2][0] + sum[2][1],
-    ])
+    let (a, b, c) = (sum0.to_array(), sum1.to_array(), sum2.to_array());
+    Some([a[0] + a[1], b[0] - b[1], c[0] + c[1]])
 }
 
 /// Brent's method (parabolic interpolation with golden-section fallback) for

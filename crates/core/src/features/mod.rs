@@ -497,9 +497,10 @@ impl FeatureExtractor {
             self.peak_upto = peak_end;
         }
         let (buf, at) = self.history.view(centre);
-        let cands = self.ac.analyze(buf, at, self.global_peak);
+        let mean = pitch::local_mean(buf, at);
+        let cands = self.ac.analyze(buf, at, mean, self.global_peak);
         let intensity_db = self.intensity.analyze(buf, at);
-        let hnr_db = self.harmonicity.analyze(buf, at, self.global_peak);
+        let hnr_db = self.harmonicity.analyze(buf, at, mean, self.global_peak);
         let spec = self.spectral.analyze(buf, at);
         let vad_probability = self.vad.score(centre as u64 / vad::BLOCK as u64);
         self.waiting.push_back(Frame {

@@ -99,6 +99,25 @@ impl FrameCandidates {
     }
 }
 
+/// Mean of the floor period on each side of the frame centre (between
+/// `samples[centre - 1]` and `samples[centre]`), which the pitch and the
+/// harmonicity analyses both subtract.
+/// Four running sums rather than one, so the adds overlap: on 16-bit PCM
+/// every partial sum is exact and the order cannot change the result;
+/// elsewhere it moves the mean by rounding only.
+pub(crate) fn local_mean(samples: &[f32], centre: usize) -> f64 {
+    let part = &samples[centre - PERIOD..centre + PERIOD];
+    let mut acc = [0.0f64; 4];
+    let chunks = part.chunks_exact(4);
+    let tail: f64 = chunks.remainder().iter().map(|&v| v as f64).sum();
+    for c in chunks {
+        for k in 0..4 {
+            acc[k] += c[k] as f64;
+        }
+    }
+    ((acc[0] + acc[1]) + (acc[2] + acc[3]) + tail) / (2 * PERIOD) as f64
+}
+
 /// Reusable buffers for the per-frame autocorrelation analysis.
 pub(crate) struct AcAnalyzer {
     forward: Arc<dyn RealToComplex<f32>>,
@@ -175,11 +194,15 @@ impl AcAnalyzer {
 
     /// Analyses the frame whose centre lies between `samples[centre - 1]` and
     /// `samples[centre]`. `samples` must hold `HALF_WINDOW` samples before and
-    /// after `centre`. `global_peak` is the largest absolute sample so far.
-    pub fn analyze(&mut self, samples: &[f32], centre: usize, global_peak: f64) -> FrameCandidates {
-        let left = centre - 1;
-        let mean_slice = &samples[centre - PERIOD..=left + PERIOD];
-        let mean = mean_slice.iter().map(|&v| v as f64).sum::<f64>() / (2 * PERIOD) as f64;
+    /// after `centre`; `mean` is its [`local_mean`] and `global_peak` the
+    /// largest absolute sample so far.
+    pub fn analyze(
+        &mut self,
+        samples: &[f32],
+        centre: usize,
+        mean: f64,
+        global_peak: f64,
+    ) -> FrameCandidates {
         let start = centre - HALF_WINDOW;
         let mean32 = mean as f32;
         for ((dst, &x), &w) in self.frame[..WINDOW]
@@ -207,6 +230,12 @@ impl AcAnalyzer {
         };
         if local_peak == 0.0 {
             return FrameCandidates::unvoiced(0.0);
+        }
+        // In a frame too quiet for any voiced candidate to win the path (see
+        // `voiced_can_win`), the unvoiced candidate alone decides the same
+        // path: no autocorrelation is needed.
+        if !voiced_can_win(intensity) {
+            return FrameCandidates::unvoiced(intensity);
         }
 
         self.power_spectrum_to_autocorrelation();
@@ -288,11 +317,6 @@ impl AcAnalyzer {
         // Refine the strongest candidates (by Praat's candidate ranking); the
         // weaker ones keep their parabolic/sinc estimates, which differ from
         // the refined values by far less than they trail the strongest.
-        // In a frame too quiet for any voiced candidate to win the path, the
-        // refinement could not change a decision, so it is left out.
-        if !voiced_can_win(intensity) {
-            return out;
-        }
         let mut order: [usize; MAX_CANDIDATES] = std::array::from_fn(|i| i);
         let rank = |c: &Candidate| c.strength - OCTAVE_COST * (PITCH_FLOOR_HZ / c.frequency).log2();
         order[1..out.len]
@@ -567,7 +591,7 @@ mod tests {
     fn strongest_candidate_of_a_harmonic_tone_is_its_f0() {
         let x = tone(200.0, 0.2);
         let mut a = AcAnalyzer::new();
-        let c = a.analyze(&x, 1600, 0.6);
+        let c = a.analyze(&x, 1600, local_mean(&x, 1600), 0.6);
         let best = c.slice()[1..]
             .iter()
             .max_by(|a, b| a.strength.total_cmp(&b.strength))
@@ -581,8 +605,38 @@ mod tests {
     fn digital_silence_has_only_the_unvoiced_candidate() {
         let x = vec![0.0f32; 4000];
         let mut a = AcAnalyzer::new();
-        let c = a.analyze(&x, 2000, 0.0);
+        let c = a.analyze(&x, 2000, local_mean(&x, 2000), 0.0);
         assert_eq!(c.len, 1);
         assert_eq!(c.intensity, 0.0);
+    }
+
+    #[test]
+    fn a_tone_far_below_the_loudest_sample_has_only_the_unvoiced_candidate() {
+        // A clear 200 Hz tone whose peak is 1 % of the loudest sample so far:
+        // no voiced candidate could be on the path, so none is offered.
+        let x = tone(200.0, 0.2);
+        let mut a = AcAnalyzer::new();
+        let quiet = a.analyze(&x, 1600, local_mean(&x, 1600), 30.0);
+        assert_eq!(quiet.len, 1);
+        assert!(quiet.intensity > 0.0 && !voiced_can_win(quiet.intensity));
+        // The same tone at 20 % of the loudest sample keeps its candidates.
+        let louder = a.analyze(&x, 1600, local_mean(&x, 1600), 1.5);
+        assert!(voiced_can_win(louder.intensity));
+        assert!(louder.slice()[1..]
+            .iter()
+            .any(|c| (c.frequency - 200.0).abs() < 0.5));
+    }
+
+    #[test]
+    fn local_mean_is_the_mean_of_a_floor_period_each_side() {
+        let x: Vec<f32> = (0..1000)
+            .map(|i| ((i * 37) % 101) as f32 / 32768.0)
+            .collect();
+        let plain = x[500 - PERIOD..500 + PERIOD]
+            .iter()
+            .map(|&v| v as f64)
+            .sum::<f64>()
+            / (2 * PERIOD) as f64;
+        assert_eq!(local_mean(&x, 500), plain);
     }
 }
