@@ -338,37 +338,6 @@ impl Config {
         self
     }
 
-    /// How stream sessions run on this configuration.
-    pub fn stream_settings(&self) -> crate::streams::StreamSettings {
-        let defaults = crate::streams::StreamSettings::default();
-        let mut limits = defaults.limits.clone();
-        limits.idle_timeout_seconds = self.stream_idle_timeout_seconds;
-        limits.max_duration_seconds = self.stream_max_duration_seconds;
-        limits.max_drain_seconds = self.stream_drain_seconds;
-        crate::streams::StreamSettings {
-            limits,
-            docs_url: self.docs_url.clone(),
-            time_scale: f64::from(self.stream_time_scale),
-            shutdown_notice_seconds: self.stream_shutdown_notice_seconds as f64,
-            max_lag: Duration::from_millis(self.stream_max_lag_ms),
-            max_queued_bytes: self.stream_max_queued_bytes,
-            max_backlog_bytes: self.stream_max_backlog_bytes,
-            max_message_bytes: usize::try_from(self.stream_max_message_bytes)
-                .unwrap_or(usize::MAX),
-            write_timeout: self.stream_write_timeout,
-            recommender: self.recommendation_service().unwrap_or_else(|error| {
-                tracing::error!(%error, "recommender backend unusable: the embedded recommender writes realtime recommendations");
-                crate::recommend_backend::RecommendationService::embedded()
-            }),
-            models: self
-                .stream_models
-                .iter()
-                .filter_map(|m| attune_core::wire::Model::parse(m))
-                .collect(),
-            ..defaults
-        }
-    }
-
     /// Loads the configuration: defaults, then `file` if given, then the
     /// `ATTUNE_*` variables among `env`, then `overrides` (command-line flags).
     pub fn load(

@@ -80,7 +80,7 @@ fn connection_limits_and_timeouts_come_from_the_environment_and_refuse_zero() {
     assert_eq!(config.body_read_timeout, Duration::from_secs(60));
     assert_eq!(config.stream_write_timeout, Duration::from_secs(10));
     assert_eq!(
-        config.stream_settings().write_timeout,
+        crate::streams::StreamSettings::from(&config).write_timeout,
         Duration::from_secs(10)
     );
     // A zero timeout would cut every request: refused, not taken as "off".
