@@ -15,6 +15,8 @@
 # logs at its default level (`info`, one line per request) to a file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=benches/lib.sh
+source benches/lib.sh
 
 WRK_THREADS=${WRK_THREADS:-2}
 WRK_CONNECTIONS=${WRK_CONNECTIONS:-64}
@@ -33,34 +35,16 @@ attune="${CARGO_TARGET_DIR:-target}/release/attune"
 work=$(mktemp -d)
 server_pid=
 cleanup() {
-    if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
-        kill -TERM "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
+    bench_stop "$server_pid" TERM
     rm -rf "$work"
 }
 trap cleanup EXIT
 
-unset $(env | grep -o '^ATTUNE_[A-Z_]*' || true)
+bench_clean_env
 export ATTUNE_STORE_PATH="$work/attune.sqlite3"
-
-key=$("$attune" keys create --account bench \
-    --scopes service.upload,service.upload.inter-2,service.upload.inter-2-audio 2>/dev/null)
-# The default limits (600 requests a minute, 8 at once) would turn the load
-# into refusals; this measures serving, not refusing.
-"$attune" accounts set --account bench --requests-per-minute 1000000000 \
-    --concurrent-requests 100000 >/dev/null
-
-"$attune" serve --bind 127.0.0.1:0 2>"$work/server.log" >/dev/null &
-server_pid=$!
-addr=
-for _ in $(seq 1 300); do
-    addr=$(sed -n 's/.*listening addr=\([^ ]*\).*/\1/p' "$work/server.log" | head -n 1)
-    [[ -n "$addr" ]] && break
-    sleep 0.1
-done
-[[ -n "$addr" ]] || { echo "attune serve did not start" >&2; cat "$work/server.log" >&2; exit 1; }
-base="http://$addr"
+key=$(bench_key bench service.upload,service.upload.inter-2,service.upload.inter-2-audio)
+bench_serve "$work/server.log"
+base="http://$server_addr"
 
 job_id_of() { sed -n 's/.*"job_id":"\([0-9a-f]*\)".*/\1/p'; }
 status_of() { sed -n 's/.*"status":"\([a-z]*\)".*/\1/p'; }

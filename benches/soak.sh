@@ -17,6 +17,8 @@
 # The server and the load generator share the machine's cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=benches/lib.sh
+source benches/lib.sh
 
 SOAK_MINUTES=${SOAK_MINUTES:-60}
 SESSIONS=${SESSIONS:-200}
@@ -35,31 +37,18 @@ server_pid=
 uploader_pid=
 cleanup() {
     [[ -n "$uploader_pid" ]] && kill "$uploader_pid" 2>/dev/null || true
-    if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
-        kill -KILL "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
+    bench_stop "$server_pid" KILL
     rm -rf "$work"
 }
 trap cleanup EXIT
 
-unset $(env | grep -o '^ATTUNE_[A-Z_]*' || true)
+bench_clean_env
 export ATTUNE_STORE_PATH="$work/attune.sqlite3"
-key=$("$attune" keys create --account soak \
-    --scopes service.stream,service.upload,service.upload.inter-2-audio 2>/dev/null)
-"$attune" accounts set --account soak --requests-per-minute 1000000000 \
-    --concurrent-requests 100000 >/dev/null
+key=$(bench_key soak service.stream,service.upload,service.upload.inter-2-audio)
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
-"$attune" serve --bind 127.0.0.1:0 2>"$work/server.log" >/dev/null &
-server_pid=$!
-addr=
-for _ in $(seq 1 300); do
-    addr=$(sed -n 's/.*listening addr=\([^ ]*\).*/\1/p' "$work/server.log" | head -n 1)
-    [[ -n "$addr" ]] && break
-    sleep 0.1
-done
-[[ -n "$addr" ]] || { echo "attune serve did not start" >&2; cat "$work/server.log" >&2; exit 1; }
+bench_serve "$work/server.log"
+addr=$server_addr
 base="http://$addr"
 
 echo "== machine"

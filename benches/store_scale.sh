@@ -20,6 +20,8 @@
 # so two instances on one machine measure the store's sharing, not scale-out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=benches/lib.sh
+source benches/lib.sh
 
 if [[ -z "${ATTUNE_TEST_PG_URL:-}" ]]; then
     exec bash tests/pg/with-postgres.sh "$0" "$@"
@@ -45,8 +47,7 @@ chmod 755 "$work"
 pids=()
 stop_servers() {
     for pid in "${pids[@]}"; do
-        kill -TERM "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
+        bench_stop "$pid" TERM
     done
     pids=()
 }
@@ -56,22 +57,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-unset $(env | grep -o '^ATTUNE_[A-Z_]*' | grep -v '^ATTUNE_TEST_PG_URL$' || true)
+bench_clean_env
 
 # Starts one instance; appends its base URL to $bases.
 bases=()
 start_instance() {
-    local n=${#pids[@]}
-    "$attune" serve --bind 127.0.0.1:0 2>"$work/server$n.log" >/dev/null &
-    pids+=($!)
-    local addr=
-    for _ in $(seq 1 300); do
-        addr=$(sed -n 's/.*listening addr=\([^ ]*\).*/\1/p' "$work/server$n.log" | head -n 1)
-        [[ -n "$addr" ]] && break
-        sleep 0.1
-    done
-    [[ -n "$addr" ]] || { echo "attune serve did not start" >&2; cat "$work/server$n.log" >&2; exit 1; }
-    bases+=("http://$addr")
+    bench_serve "$work/server${#pids[@]}.log"
+    pids+=("$server_pid")
+    bases+=("http://$server_addr")
 }
 
 job_id_of() { sed -n 's/.*"job_id":"\([^"]*\)".*/\1/p'; }
@@ -94,12 +87,7 @@ percentile() { # p, over stdin numbers
 # the environment.
 measure() {
     local label=$1 instances=$2
-    key=$("$attune" keys create --account bench \
-        --scopes service.upload,service.upload.inter-2,service.upload.inter-2-audio 2>/dev/null)
-    # The default limits (600 requests a minute, 8 at once) would turn the
-    # load into refusals; this measures serving, not refusing.
-    "$attune" accounts set --account bench --requests-per-minute 1000000000 \
-        --concurrent-requests 100000 >/dev/null
+    key=$(bench_key bench service.upload,service.upload.inter-2,service.upload.inter-2-audio)
     bases=()
     for _ in $(seq 1 "$instances"); do start_instance; done
 

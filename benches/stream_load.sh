@@ -11,6 +11,8 @@
 # The server and the load generator share the machine's cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=benches/lib.sh
+source benches/lib.sh
 
 SECONDS_PER_SESSION=${SECONDS_PER_SESSION:-60}
 RAMP=${RAMP:-20}
@@ -29,35 +31,23 @@ load="${STREAM_LOAD_BIN:-$target/examples/stream_load}"
 work=$(mktemp -d)
 server_pid=
 cleanup() {
-    if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
-        kill -KILL "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
+    bench_stop "$server_pid" KILL
     rm -rf "$work"
 }
 trap cleanup EXIT
 
-unset $(env | grep -o '^ATTUNE_[A-Z_]*' || true)
+bench_clean_env
 export ATTUNE_STORE_PATH="$work/attune.sqlite3"
-key=$("$attune" keys create --account load --scopes service.stream 2>/dev/null)
 # 500 handshakes in a few seconds would pass the default 600 requests a minute.
-"$attune" accounts set --account load --requests-per-minute 1000000000 \
-    --concurrent-requests 100000 >/dev/null
+key=$(bench_key load service.stream)
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
 echo "== machine"
 echo "cpus: $(nproc), $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1)"
 
 for n in "${counts[@]}"; do
-    "$attune" serve --bind 127.0.0.1:0 2>"$work/server.log" >/dev/null &
-    server_pid=$!
-    addr=
-    for _ in $(seq 1 300); do
-        addr=$(sed -n 's/.*listening addr=\([^ ]*\).*/\1/p' "$work/server.log" | head -n 1)
-        [[ -n "$addr" ]] && break
-        sleep 0.1
-    done
-    [[ -n "$addr" ]] || { echo "attune serve did not start" >&2; cat "$work/server.log" >&2; exit 1; }
+    bench_serve "$work/server.log"
+    addr=$server_addr
     echo
     echo "== $n sessions"
     echo "+ stream_load --url ws://$addr --key <key> --sessions $n --seconds $SECONDS_PER_SESSION --ramp $RAMP --server-pid <pid>"
@@ -65,7 +55,6 @@ for n in "${counts[@]}"; do
     /usr/bin/time -f "load generator CPU %U s user + %S s sys over %e s wall" \
         "$load" --url "ws://$addr" --key "$key" --sessions "$n" --seconds "$SECONDS_PER_SESSION" \
         --ramp "$RAMP" --server-pid "$server_pid"
-    kill -KILL "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
+    bench_stop "$server_pid" KILL
     server_pid=
 done

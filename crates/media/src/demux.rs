@@ -122,18 +122,33 @@ pub(crate) trait Demuxer: Send {
     fn pending_bytes(&self) -> usize;
 }
 
+/// Where a [`Stepper`] stands in its input; every stepper keeps the same.
+#[derive(Debug, Default)]
+pub(crate) struct StepState {
+    /// The start of a unit a feed cut off, waiting for its rest.
+    pub(crate) tail: Vec<u8>,
+    /// Input position of the first byte not yet consumed.
+    pub(crate) pos: u64,
+    /// Bytes of an ignored unit still to drop.
+    pub(crate) skip: u64,
+    /// Bytes the resynchronisation scan dropped during the current feed.
+    pub(crate) resync_dropped: usize,
+}
+
 /// A demuxer that parses bytes where they arrive: each step reads the unconsumed bytes and
 /// says how many it consumed, and only the start of a unit a feed cut off is kept, in its tail.
-pub(crate) trait Stepper {
+/// Every stepper is a [`Demuxer`] by the same feed loop.
+pub(crate) trait Stepper: Send {
     /// One step over the unconsumed bytes `b`: the bytes consumed (zero when only the state
     /// changed, at most three times in a row), or `None` to wait for more.
     fn step(&mut self, b: &[u8], out: &mut Vec<Event>) -> Option<usize>;
-    /// Moves the input position past `n` consumed bytes.
-    fn advance(&mut self, n: usize);
-    /// The start of a unit a feed cut off.
-    fn tail(&mut self) -> &mut Vec<u8>;
-    /// Bytes a resynchronisation scan dropped since the last call, cleared.
-    fn take_resync_dropped(&mut self) -> usize;
+    /// Where it stands in its input.
+    fn steps(&self) -> &StepState;
+    /// Where it stands in its input, to move on.
+    fn steps_mut(&mut self) -> &mut StepState;
+    /// The input has ended and the bytes held were dropped: closes what the container
+    /// leaves open at its end. Nothing by default.
+    fn end(&mut self) {}
 }
 
 /// Steps over `b` until a step waits; returns the bytes consumed.
@@ -149,32 +164,45 @@ fn run<S: Stepper>(s: &mut S, b: &[u8], out: &mut Vec<Event>) -> usize {
         };
         let n = n.min(b.len() - at);
         at += n;
-        s.advance(n);
+        s.steps_mut().pos += n as u64;
         idle = if n == 0 { idle + 1 } else { 0 };
     }
     at
 }
 
-/// [`Demuxer::feed`] for a [`Stepper`]: the bytes are parsed where they are when no tail
-/// waits, and only what they leave unconsumed is copied.
-pub(crate) fn feed_steps<S: Stepper>(s: &mut S, data: &[u8], out: &mut Vec<Event>) {
-    s.take_resync_dropped();
-    if s.tail().is_empty() {
-        let used = run(s, data, out);
-        s.tail().extend_from_slice(&data[used..]);
-    } else {
-        let mut buf = std::mem::take(s.tail());
-        buf.extend_from_slice(data);
-        let used = run(s, &buf, out);
-        buf.drain(..used);
-        *s.tail() = buf;
+impl<S: Stepper> Demuxer for S {
+    /// The bytes are parsed where they are when no tail waits, and only what they leave
+    /// unconsumed is copied.
+    fn feed(&mut self, data: &[u8], out: &mut Vec<Event>) {
+        self.steps_mut().resync_dropped = 0;
+        if self.steps().tail.is_empty() {
+            let used = run(self, data, out);
+            self.steps_mut().tail.extend_from_slice(&data[used..]);
+        } else {
+            let mut buf = std::mem::take(&mut self.steps_mut().tail);
+            buf.extend_from_slice(data);
+            let used = run(self, &buf, out);
+            buf.drain(..used);
+            self.steps_mut().tail = buf;
+        }
+        let dropped = std::mem::take(&mut self.steps_mut().resync_dropped);
+        if dropped > 0 {
+            // Damage that began in an earlier frame still covers this one.
+            out.push(Event::Problem(LiveProblem::Unreadable {
+                reason: format!("{dropped} bytes skipped to resynchronise"),
+            }));
+        }
     }
-    let dropped = s.take_resync_dropped();
-    if dropped > 0 {
-        // Damage that began in an earlier frame still covers this one.
-        out.push(Event::Problem(LiveProblem::Unreadable {
-            reason: format!("{dropped} bytes skipped to resynchronise"),
-        }));
+
+    fn finish(&mut self, _out: &mut Vec<Event>) {
+        let steps = self.steps_mut();
+        steps.tail = Vec::new();
+        steps.skip = 0;
+        self.end();
+    }
+
+    fn pending_bytes(&self) -> usize {
+        self.steps().tail.len()
     }
 }
 

@@ -2,14 +2,14 @@
 //! functions the targets call (`attune_media::fuzzing`), so CI reruns every input a campaign
 //! kept in seconds, and an input that once crashed a target fails this test if it does again.
 //!
-//! Inputs live in `fuzz/corpus/<target>/` (minimised with `-merge=1` by `fuzz/campaign.sh`)
-//! and `fuzz/regressions/<target>/` (each crash a campaign found, minimised).
+//! Inputs live in `fuzz/corpus/<target>/` and `fuzz/regressions/<target>/`; the replay is
+//! `fuzz/replay.rs`, shared with the server's corpus test.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
+#[path = "../../../fuzz/replay.rs"]
+mod replay;
+
+use replay::{inputs, replay_all, Body};
 use std::path::{Path, PathBuf};
-
-/// A target's body: the function its `fuzz_target!` calls.
-type Body = fn(&[u8]);
 
 /// Every media target and the function its `fuzz_target!` calls.
 const TARGETS: &[(&str, Body)] = &[
@@ -30,50 +30,9 @@ const TARGETS: &[(&str, Body)] = &[
     ("vp9", attune_media::fuzzing::vp9),
 ];
 
-fn fuzz_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz")
-}
-
-/// The files of `dir`, sorted; none when it does not exist.
-fn inputs(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_file())
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    files
-}
-
-/// Runs every input of `target` through `run`; returns the inputs that panicked.
-fn replay(target: &str, run: Body) -> (usize, Vec<String>) {
-    let mut failed = Vec::new();
-    let mut count = 0;
-    for kind in ["corpus", "regressions"] {
-        for path in inputs(&fuzz_dir().join(kind).join(target)) {
-            let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            count += 1;
-            if catch_unwind(AssertUnwindSafe(|| run(&data))).is_err() {
-                failed.push(path.display().to_string());
-            }
-        }
-    }
-    (count, failed)
-}
-
 #[test]
 fn every_committed_media_fuzz_input_runs_without_a_panic() {
-    let mut failed = Vec::new();
-    for &(target, run) in TARGETS {
-        let (count, bad) = replay(target, run);
-        // A missing corpus would make this test pass on nothing.
-        assert!(count > 0, "no committed inputs for the `{target}` target");
-        failed.extend(bad);
-    }
-    assert!(failed.is_empty(), "inputs that panic: {failed:#?}");
+    replay_all(TARGETS);
 }
 
 /// The luma targets' input layout reaches the pixel decoders: a fixture's frames, written as

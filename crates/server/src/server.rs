@@ -161,7 +161,7 @@ pub async fn run(listener: TcpListener, config: Config, services: Services, shut
                 config.max_upload_bytes,
                 services,
                 pool.clone(),
-                config.stream_settings(),
+                crate::streams::StreamSettings::from(&config),
             )
             .with_demo(&config),
         ),

@@ -690,18 +690,26 @@ mod shared {
         Some((backend, a, other))
     }
 
+    /// [`pg`] with the account "acme" (`limits`) made through the first instance, and its id.
+    async fn pg_with_account(
+        test: &str,
+        limits: AccountLimits,
+    ) -> Option<(Backend, PgStore, PgStore, i64)> {
+        let (backend, a, other) = pg(test).await?;
+        let account_id = a.ensure_account("acme", limits).await.unwrap().id;
+        Some((backend, a, other, account_id))
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_starting_instance_leaves_a_live_peers_jobs_alone() {
-        let Some((_backend, a, other)) =
-            pg("a_starting_instance_leaves_a_live_peers_jobs_alone").await
+        let Some((_backend, a, other, account_id)) = pg_with_account(
+            "a_starting_instance_leaves_a_live_peers_jobs_alone",
+            AccountLimits::default(),
+        )
+        .await
         else {
             return;
         };
-        let account_id = a
-            .ensure_account("acme", AccountLimits::default())
-            .await
-            .unwrap()
-            .id;
         a.create_job(new_job(account_id, "a1", None)).await.unwrap();
         a.mark_running("a1", Timestamp::now()).await.unwrap();
         // The peer starts (or sweeps) while A's lease holds.
@@ -717,16 +725,14 @@ mod shared {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_dead_instances_jobs_fail_with_ih1004_once_its_lease_lapses() {
-        let Some((_backend, a, other)) =
-            pg("a_dead_instances_jobs_fail_with_ih1004_once_its_lease_lapses").await
+        let Some((_backend, a, other, account_id)) = pg_with_account(
+            "a_dead_instances_jobs_fail_with_ih1004_once_its_lease_lapses",
+            quotas(1000, 1000),
+        )
+        .await
         else {
             return;
         };
-        let account_id = a
-            .ensure_account("acme", quotas(1000, 1000))
-            .await
-            .unwrap()
-            .id;
         let day = date!(2026 - 01 - 15);
         a.charge_analysis_seconds(account_id, day, 12.0)
             .await
@@ -850,16 +856,14 @@ mod shared {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn concurrent_claimers_take_different_jobs_oldest_first() {
-        let Some((_backend, a, other)) =
-            pg("concurrent_claimers_take_different_jobs_oldest_first").await
+        let Some((_backend, a, other, account_id)) = pg_with_account(
+            "concurrent_claimers_take_different_jobs_oldest_first",
+            AccountLimits::default(),
+        )
+        .await
         else {
             return;
         };
-        let account_id = a
-            .ensure_account("acme", AccountLimits::default())
-            .await
-            .unwrap()
-            .id;
         let mut later = new_job(account_id, "q2", None);
         later.created_at = at(5);
         a.enqueue_job(later, media(b"two")).await.unwrap();
@@ -895,17 +899,14 @@ mod shared {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_queue_outlives_the_instance_that_accepted_it_and_a_failed_job_drops_its_media() {
-        let Some((_backend, a, other)) =
-            pg("a_queue_outlives_the_instance_that_accepted_it_and_a_failed_job_drops_its_media")
-                .await
+        let Some((_backend, a, other, account_id)) = pg_with_account(
+            "a_queue_outlives_the_instance_that_accepted_it_and_a_failed_job_drops_its_media",
+            AccountLimits::default(),
+        )
+        .await
         else {
             return;
         };
-        let account_id = a
-            .ensure_account("acme", AccountLimits::default())
-            .await
-            .unwrap()
-            .id;
         a.enqueue_job(new_job(account_id, "q1", None), media(b"one"))
             .await
             .unwrap();

@@ -87,14 +87,14 @@ use speakers::{SpeakerTracker, UnitBuilder};
 use spectral::SpectralAnalyzer;
 use vad::Vad;
 
-pub use bic::{diarize_with, DiarizeParams};
+pub use bic::{diarize, diarize_with, DiarizeParams};
 pub use intensity::{INTENSITY_FLOOR_DB, INTENSITY_MIN_PITCH_HZ};
 pub use pitch::{PITCH_CEILING_HZ, PITCH_FLOOR_HZ};
 pub use pulses::{
     Pulse, MAX_AMPLITUDE_FACTOR, MAX_PERIOD_FACTOR, PERIOD_CEILING_S, PERIOD_FLOOR_S,
 };
 pub use speakers::{
-    diarize, SpeechUnit, VoicedSegment, F0_SCALE_ST, MAX_SPEAKERS, MERGE_DISTANCE,
+    SpeechUnit, VoicedSegment, F0_SCALE_ST, MAX_SPEAKERS, MERGE_DISTANCE,
     MIN_FOUNDING_VOICED_FRAMES, MIN_SEGMENT_FRAMES, MIN_UNIT_VOICED_FRAMES, NEW_SPEAKER_DISTANCE,
     TIMBRE_SD, UNIT_GAP_FRAMES, UNIT_MAX_FRAMES,
 };

@@ -25,9 +25,9 @@
 //!   whose centroids have come closer than [`MERGE_DISTANCE`] merge (the
 //!   younger id retires; units already labelled keep their id, so a label,
 //!   once given, is final and streams equal files).
-//! - **Whole file** ([`diarize`], whole recordings): Gaussian voice models over the
+//! - **Whole file** ([`super::diarize`], whole recordings): Gaussian voice models over the
 //!   units' frames, BIC clustering and a Viterbi resegmentation that may
-//!   split units where the speaker changes (`features/bic.rs`).
+//!   split units where the speaker changes (`features/bic/`).
 //!
 //! Units with fewer than [`MIN_UNIT_VOICED_FRAMES`] voiced frames are too
 //! short to describe a voice: they take the nearest speaker without moving
@@ -335,15 +335,6 @@ impl UnitBuilder {
             speaker: None,
         })
     }
-}
-
-/// Relabels every unit (and voiced segment) of a whole recording with
-/// Gaussian voice models (BIC clustering and a Viterbi resegmentation,
-/// `features/bic.rs`); units may be split where the speaker changes inside
-/// one. Units already forgotten are not seen; call it on the output of
-/// [`super::extract`].
-pub fn diarize(features: &mut super::FrameFeatures) {
-    super::bic::diarize(features);
 }
 
 /// Gives every voiced segment the speaker of the unit it starts in.

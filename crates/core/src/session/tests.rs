@@ -2,7 +2,7 @@ use super::*;
 use crate::access::{negotiate, Scope, Scopes, ALL_SCOPES};
 use crate::lifecycle::signals::Detection;
 use crate::recommend::Period;
-use crate::wire::{EngagementLevel, Modality, Probability, SignalType};
+use crate::wire::{EngagementLevel, ErrorEvent, Modality, Probability, SignalType};
 use proptest::prelude::*;
 
 fn setup(endpoint: Endpoint, scopes: &[Scope], model: Option<&str>) -> SessionSetup {

@@ -5,6 +5,8 @@
 
 mod jobs;
 mod postgres;
+mod postgres_base;
+mod postgres_grants;
 mod postgres_jobs;
 mod postgres_limits;
 mod postgres_schema;
@@ -16,7 +18,8 @@ mod tokens;
 mod usage;
 
 pub use jobs::{ClaimedJob, JobRecord, JobStore, NewJob, QueuedMedia};
-pub use postgres::{is_postgres_url, PgStore, PgStoreOptions};
+pub use postgres::{is_postgres_url, PgStoreOptions};
+pub use postgres_base::PgStore;
 pub use sqlite::SqliteStore;
 pub use tokens::{BudgetOutcome, NewToken, TokenCaps, TokenRecord, TokenStore};
 pub use usage::{QuotaOutcome, SlotOutcome, Usage, UsageStore};

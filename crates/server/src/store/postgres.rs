@@ -8,6 +8,7 @@
 //! lapses, the next sweep by any live instance fails its unfinished jobs with
 //! `ih1004`, as a restart does on the embedded store.
 
+use super::postgres_base::{now_millis, raw, refund_usage, Heartbeat, PgStore};
 use super::postgres_schema::MIGRATIONS;
 use super::{
     Account, AccountLimits, CreatedKey, KeyRecord, KeyStatus, KeyStore, QuotaOutcome, SlotOutcome,
@@ -15,13 +16,13 @@ use super::{
 };
 use crate::ids::{hex, random_bytes};
 use crate::keys::{ApiKey, KeyHash, Scope};
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 use time::{Date, OffsetDateTime};
 use tokio_postgres::config::SslMode;
-use tokio_postgres::{Client, GenericClient, Row};
+use tokio_postgres::{GenericClient, Row};
 
 /// Any constant: the advisory lock taken while migrating, so instances
 /// starting together apply each step once.
@@ -50,59 +51,6 @@ impl Default for PgStoreOptions {
             pool_size: 16,
             lease: Duration::from_secs(30),
         }
-    }
-}
-
-/// The PostgreSQL store. Cloning shares the pool and the instance's lease.
-#[derive(Clone)]
-pub struct PgStore {
-    pub(super) pool: Pool,
-    /// This instance's id in `instances` and on the jobs it accepts.
-    pub(super) instance_id: Arc<str>,
-    /// Renews the lease and sweeps dead instances' jobs; stopped when the
-    /// last clone is dropped.
-    heartbeat: Arc<Heartbeat>,
-    lease: Duration,
-    /// Failed calls by operation.
-    pub(super) errors: super::StoreErrorCounts,
-    /// The request-limit grants this instance holds.
-    pub(super) grants: Arc<super::postgres_limits::LocalGrants>,
-}
-
-impl std::fmt::Debug for PgStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // The URL may carry a password: never printed.
-        f.debug_struct("PgStore")
-            .field("instance_id", &self.instance_id)
-            .finish_non_exhaustive()
-    }
-}
-
-/// The renewal task, aborted on drop.
-struct Heartbeat(std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>);
-
-impl Drop for Heartbeat {
-    fn drop(&mut self) {
-        let handle = self.0.get_mut().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(handle) = handle {
-            handle.abort();
-        }
-    }
-}
-
-fn unavailable(error: impl std::error::Error + Send + Sync + 'static) -> StoreError {
-    StoreError::Unavailable(Box::new(error))
-}
-
-impl From<tokio_postgres::Error> for StoreError {
-    fn from(error: tokio_postgres::Error) -> Self {
-        unavailable(error)
-    }
-}
-
-impl From<deadpool_postgres::PoolError> for StoreError {
-    fn from(error: deadpool_postgres::PoolError) -> Self {
-        unavailable(error)
     }
 }
 
@@ -273,15 +221,11 @@ async fn migrate(pool: &Pool) -> Result<(), StoreError> {
     Ok(())
 }
 
-pub(super) fn now_millis() -> i64 {
-    attune_core::wire::Timestamp::now().unix_millis()
-}
-
 async fn renew(
     pool: &Pool,
     instance_id: &str,
     lease: Duration,
-    grants: &super::postgres_limits::LocalGrants,
+    grants: &super::postgres_grants::LocalGrants,
 ) -> Result<(), StoreError> {
     let now = now_millis();
     let until = now.saturating_add(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX));
@@ -317,7 +261,7 @@ async fn heartbeat(
     pool: Pool,
     instance_id: Arc<str>,
     lease: Duration,
-    grants: Arc<super::postgres_limits::LocalGrants>,
+    grants: Arc<super::postgres_grants::LocalGrants>,
 ) {
     // The first tick one period on: `open` has just renewed, and its caller
     // (a starting server) sweeps for itself with `mark_interrupted`.
@@ -623,31 +567,6 @@ impl KeyStore for PgStore {
     }
 }
 
-/// Gives `seconds` back to an account's total and its `day`; usage never
-/// goes below zero.
-pub(super) async fn refund_usage(
-    client: &impl GenericClient,
-    account_id: i64,
-    day: &str,
-    seconds: f64,
-) -> Result<(), StoreError> {
-    client
-        .execute(
-            "UPDATE accounts SET analysis_seconds_used = GREATEST(0, analysis_seconds_used - $2) \
-             WHERE id = $1",
-            &[&account_id, &seconds],
-        )
-        .await?;
-    client
-        .execute(
-            "UPDATE daily_usage SET seconds = GREATEST(0, seconds - $3) \
-             WHERE account_id = $1 AND day = $2",
-            &[&account_id, &day, &seconds],
-        )
-        .await?;
-    Ok(())
-}
-
 async fn usage_of(
     client: &impl GenericClient,
     account_id: i64,
@@ -780,10 +699,4 @@ impl UsageStore for PgStore {
             .op("close_token_session")
             .run(super::postgres_limits::close_token_session(self, token_id))
     }
-}
-
-/// The driver's client under the pool's wrapper, whose transactions
-/// implement [`GenericClient`] (the wrapper's own do not).
-pub(super) fn raw(object: &mut Object) -> &mut Client {
-    object
 }

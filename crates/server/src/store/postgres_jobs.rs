@@ -7,7 +7,7 @@
 //! that accepted it (and a restart of every instance). Once claimed, its
 //! media is deleted and the claimer's lease covers it.
 
-use super::postgres::{raw, refund_usage, PgStore};
+use super::postgres_base::{raw, refund_usage, PgStore};
 use super::postgres_tokens::refund_token;
 use super::sqlite::{day_key, from_sql_int};
 use super::sqlite_tokens::timestamp;

@@ -1,6 +1,6 @@
 //! Client tokens in the PostgreSQL store.
 
-use super::postgres::{raw, PgStore};
+use super::postgres_base::{raw, PgStore};
 use super::sqlite::{from_sql_int, join_scopes, split_scopes, to_sql_int};
 use super::sqlite_tokens::timestamp;
 use super::{BudgetOutcome, NewToken, StoreError, StoreFuture, TokenCaps, TokenRecord, TokenStore};

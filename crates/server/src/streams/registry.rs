@@ -2,6 +2,7 @@
 //! settings and the session clock: below the handshake (`super`) and the
 //! [`crate::app::App`] that holds it.
 
+use crate::config::Config;
 use crate::executor::Executor;
 use crate::recommend_backend::RecommendationService;
 use crate::store::TokenStore;
@@ -61,6 +62,39 @@ pub struct StreamSettings {
     /// Writes realtime recommendations (the embedded recommender unless a backend is
     /// configured).
     pub recommender: RecommendationService,
+}
+
+/// How stream sessions run on a configuration.
+impl From<&Config> for StreamSettings {
+    fn from(config: &Config) -> StreamSettings {
+        let defaults = StreamSettings::default();
+        let mut limits = defaults.limits.clone();
+        limits.idle_timeout_seconds = config.stream_idle_timeout_seconds;
+        limits.max_duration_seconds = config.stream_max_duration_seconds;
+        limits.max_drain_seconds = config.stream_drain_seconds;
+        StreamSettings {
+            limits,
+            docs_url: config.docs_url.clone(),
+            time_scale: f64::from(config.stream_time_scale),
+            shutdown_notice_seconds: config.stream_shutdown_notice_seconds as f64,
+            max_lag: Duration::from_millis(config.stream_max_lag_ms),
+            max_queued_bytes: config.stream_max_queued_bytes,
+            max_backlog_bytes: config.stream_max_backlog_bytes,
+            max_message_bytes: usize::try_from(config.stream_max_message_bytes)
+                .unwrap_or(usize::MAX),
+            write_timeout: config.stream_write_timeout,
+            recommender: config.recommendation_service().unwrap_or_else(|error| {
+                tracing::error!(%error, "recommender backend unusable: the embedded recommender writes realtime recommendations");
+                crate::recommend_backend::RecommendationService::embedded()
+            }),
+            models: config
+                .stream_models
+                .iter()
+                .filter_map(|m| attune_core::wire::Model::parse(m))
+                .collect(),
+            ..defaults
+        }
+    }
 }
 
 impl Default for StreamSettings {

@@ -90,12 +90,9 @@ fn attune_ok(url: &str, args: &[&str]) -> String {
     String::from_utf8(output.stdout).unwrap().trim().to_owned()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_instances_share_jobs_leases_and_revocations() {
-    let Some(admin_url) = admin_url("two_instances_share_jobs_leases_and_revocations") else {
-        return;
-    };
-    let url = fresh_database(&admin_url).await;
+/// A fresh database, and a key of account "acme" that may upload (`inter-2-audio`) made in it.
+async fn database_with_upload_key(admin_url: &str) -> (String, String) {
+    let url = fresh_database(admin_url).await;
     let key = attune_ok(
         &url,
         &[
@@ -107,6 +104,15 @@ async fn two_instances_share_jobs_leases_and_revocations() {
             "service.upload,service.upload.inter-2-audio",
         ],
     );
+    (url, key)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_share_jobs_leases_and_revocations() {
+    let Some(admin_url) = admin_url("two_instances_share_jobs_leases_and_revocations") else {
+        return;
+    };
+    let (url, key) = database_with_upload_key(&admin_url).await;
 
     // A alone, one worker: it claims the long job itself.
     let a = serve(&url);
@@ -438,18 +444,7 @@ async fn a_draining_instance_finishes_its_job_and_leaves_the_queue_to_a_peer() {
     else {
         return;
     };
-    let url = fresh_database(&admin_url).await;
-    let key = attune_ok(
-        &url,
-        &[
-            "keys",
-            "create",
-            "--account",
-            "acme",
-            "--scopes",
-            "service.upload,service.upload.inter-2-audio",
-        ],
-    );
+    let (url, key) = database_with_upload_key(&admin_url).await;
     // A, one worker, with time enough to finish the long job when stopped.
     let a = serve_with(&url, &[("ATTUNE_SHUTDOWN_GRACE_SECONDS", "300")]);
     let response = submit(&a, &key, SPEECH_MINUTES, &[]).await;

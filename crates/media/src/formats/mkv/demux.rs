@@ -19,7 +19,7 @@ use symphonia::core::units::{Duration as SymDuration, Timestamp};
 use super::ebml::*;
 use super::tracks::{audio_setup, bad, parse_tracks, TrackEntry};
 use crate::audio::AudioSetup;
-use crate::demux::{feed_steps, Demuxer, Event, LiveProblem, Stepper};
+use crate::demux::{Event, LiveProblem, StepState, Stepper};
 use crate::error::MediaError;
 use crate::info::{Container, TrackKind, VideoFrameInfo};
 
@@ -74,13 +74,9 @@ struct GroupFacts {
 /// An incremental Matroska/WebM demuxer.
 pub(crate) struct MkvDemuxer {
     input: Input,
-    /// The start of an element a feed cut off, waiting for its rest.
-    tail: Vec<u8>,
-    /// Stream position of the first byte not yet consumed.
-    pos: u64,
+    /// Where it stands in its input: tail, position, bytes to skip, bytes dropped.
+    steps: StepState,
     level: Level,
-    /// Bytes of an ignored element still to drop.
-    skip: u64,
     max_element: u64,
     /// Whether the current file's EBML header was read, and whether any file's was.
     has_header: bool,
@@ -102,8 +98,6 @@ pub(crate) struct MkvDemuxer {
     error: Option<MediaError>,
     /// Whether a cluster without a preceding Tracks was already reported for this file.
     reported_headerless: bool,
-    /// Bytes the resynchronisation scan dropped during the current feed.
-    resync_dropped: usize,
 }
 
 /// What a whole file's header said, once it was read to its end.
@@ -119,10 +113,8 @@ impl MkvDemuxer {
     fn new(input: Input, max_element: u64) -> Self {
         Self {
             input,
-            tail: Vec::new(),
-            pos: 0,
+            steps: StepState::default(),
             level: Level::Top,
-            skip: 0,
             max_element,
             has_header: false,
             had_file: false,
@@ -139,7 +131,6 @@ impl MkvDemuxer {
             blocks_end_ns: None,
             error: None,
             reported_headerless: false,
-            resync_dropped: 0,
         }
     }
 
@@ -194,7 +185,7 @@ impl MkvDemuxer {
         if self.input == Input::WholeFile {
             // Inside a cluster of known size the rest of the cluster is dropped, as players do.
             if let (Level::Cluster, Some(end)) = (self.level, self.cluster_end) {
-                self.skip = end.saturating_sub(self.pos);
+                self.steps.skip = end.saturating_sub(self.steps.pos);
                 return 0;
             }
             if self.tracks.is_none() && self.error.is_none() {
@@ -209,7 +200,7 @@ impl MkvDemuxer {
         self.level = Level::Resync;
         self.segment_end = None;
         self.cluster_end = None;
-        self.skip = 0;
+        self.steps.skip = 0;
         // Step past the damaged header so the scan does not find it again.
         1
     }
@@ -227,7 +218,7 @@ impl MkvDemuxer {
         if self.input == Input::WholeFile {
             return match (self.has_header, size) {
                 (true, Some(size)) => {
-                    self.skip = size;
+                    self.steps.skip = size;
                     header_len
                 }
                 _ => self.damaged(reason, out),
@@ -252,7 +243,7 @@ impl MkvDemuxer {
         match found {
             Some(i) => {
                 let ebml = b[i..i + 4] == ID_EBML.to_be_bytes();
-                self.resync_dropped += i;
+                self.steps.resync_dropped += i;
                 self.level = if ebml || self.tracks.is_none() {
                     Level::Top
                 } else {
@@ -263,7 +254,7 @@ impl MkvDemuxer {
             None => {
                 // Keep what could be the start of an ID cut by the frame boundary.
                 let n = b.len() - b.len().min(3);
-                self.resync_dropped += n;
+                self.steps.resync_dropped += n;
                 (n > 0).then_some(n)
             }
         }
@@ -294,18 +285,18 @@ impl MkvDemuxer {
         if self.level == Level::Done {
             return (!b.is_empty()).then_some(b.len());
         }
-        if self.skip > 0 {
-            let n = usize::try_from(self.skip)
+        if self.steps.skip > 0 {
+            let n = usize::try_from(self.steps.skip)
                 .unwrap_or(usize::MAX)
                 .min(b.len());
-            self.skip -= n as u64;
+            self.steps.skip -= n as u64;
             return (n > 0).then_some(n);
         }
         if self.level == Level::Resync {
             return self.resync(b);
         }
         // Leaving elements of known size whose end has been reached.
-        let pos = self.pos;
+        let pos = self.steps.pos;
         if self.level == Level::Cluster && self.cluster_end.is_some_and(|e| pos >= e) {
             self.level = Level::Segment;
             self.cluster_end = None;
@@ -427,7 +418,7 @@ impl MkvDemuxer {
             // Nothing bounds it: a corrupt size would swallow the rest of the stream.
             return self.damaged(format!("element {id:#x} of {size} bytes"), out);
         }
-        self.skip = size;
+        self.steps.skip = size;
         header_len
     }
 
@@ -635,30 +626,11 @@ impl Stepper for MkvDemuxer {
         MkvDemuxer::step(self, b, out)
     }
 
-    fn advance(&mut self, n: usize) {
-        self.pos += n as u64;
+    fn steps(&self) -> &StepState {
+        &self.steps
     }
 
-    fn tail(&mut self) -> &mut Vec<u8> {
-        &mut self.tail
-    }
-
-    fn take_resync_dropped(&mut self) -> usize {
-        std::mem::take(&mut self.resync_dropped)
-    }
-}
-
-impl Demuxer for MkvDemuxer {
-    fn feed(&mut self, data: &[u8], out: &mut Vec<Event>) {
-        feed_steps(self, data, out);
-    }
-
-    fn finish(&mut self, _out: &mut Vec<Event>) {
-        self.tail = Vec::new();
-        self.skip = 0;
-    }
-
-    fn pending_bytes(&self) -> usize {
-        self.tail.len()
+    fn steps_mut(&mut self) -> &mut StepState {
+        &mut self.steps
     }
 }

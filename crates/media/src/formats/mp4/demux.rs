@@ -22,7 +22,7 @@ use super::audio::{audio_setup, packet};
 use super::boxes::{bad, fourcc, header, Header};
 use super::fragment::parse_moof;
 use super::moov::{Movie, Sample, Timeline};
-use crate::demux::{feed_steps, Demuxer, Event, LiveProblem, Stepper};
+use crate::demux::{Event, LiveProblem, StepState, Stepper};
 use crate::error::MediaError;
 use crate::info::{Container, TrackKind, VideoFrameInfo};
 
@@ -68,13 +68,9 @@ pub(super) struct FileFacts {
 /// An incremental MP4 demuxer.
 pub(crate) struct Mp4Demuxer {
     input: Input,
-    /// The start of a box a feed cut off, waiting for its rest.
-    tail: Vec<u8>,
-    /// Input position of the first byte not yet consumed.
-    pos: u64,
+    /// Where it stands in its input: tail, position, bytes to skip, bytes dropped.
+    steps: StepState,
     state: State,
-    /// Bytes of an ignored box still to drop.
-    skip: u64,
     /// The largest structure box read (streams).
     max_box: u64,
     /// The current file's brand, its `ftyp` (streams: whole, for the audio setup) and where
@@ -96,18 +92,14 @@ pub(crate) struct Mp4Demuxer {
     video_samples: VecDeque<Sample>,
     /// What stopped a whole file.
     error: Option<MediaError>,
-    /// Bytes the resynchronisation scan dropped during the current feed.
-    resync_dropped: usize,
 }
 
 impl Mp4Demuxer {
     fn new(input: Input, max_box: u64) -> Self {
         Self {
             input,
-            tail: Vec::new(),
-            pos: 0,
+            steps: StepState::default(),
             state: State::Top,
-            skip: 0,
             max_box,
             container: Container::Mp4,
             ftyp: None,
@@ -121,7 +113,6 @@ impl Mp4Demuxer {
             audio_samples: VecDeque::new(),
             video_samples: VecDeque::new(),
             error: None,
-            resync_dropped: 0,
         }
     }
 
@@ -166,7 +157,7 @@ impl Mp4Demuxer {
             reason: reason.into(),
         }));
         self.state = State::Resync;
-        self.skip = 0;
+        self.steps.skip = 0;
         self.audio_samples.clear();
         self.video_samples.clear();
         // Step past the damaged header so the scan does not find it again.
@@ -181,14 +172,14 @@ impl Mp4Demuxer {
         });
         match found {
             Some(i) => {
-                self.resync_dropped += i;
+                self.steps.resync_dropped += i;
                 self.state = State::Top;
                 Some(i)
             }
             None => {
                 // Keep what could be the start of a header cut by the frame boundary.
                 let n = b.len() - b.len().min(7);
-                self.resync_dropped += n;
+                self.steps.resync_dropped += n;
                 (n > 0).then_some(n)
             }
         }
@@ -197,11 +188,11 @@ impl Mp4Demuxer {
     /// One step over the unconsumed bytes `b`: the bytes consumed (zero when only the state
     /// changed), or `None` to wait for more.
     fn step(&mut self, b: &[u8], out: &mut Vec<Event>) -> Option<usize> {
-        if self.skip > 0 {
-            let n = usize::try_from(self.skip)
+        if self.steps.skip > 0 {
+            let n = usize::try_from(self.steps.skip)
                 .unwrap_or(usize::MAX)
                 .min(b.len());
-            self.skip -= n as u64;
+            self.steps.skip -= n as u64;
             return (n > 0).then_some(n);
         }
         match self.state {
@@ -214,7 +205,7 @@ impl Mp4Demuxer {
 
     /// A top-level box.
     fn top(&mut self, b: &[u8], out: &mut Vec<Event>) -> Option<usize> {
-        let pos = self.pos;
+        let pos = self.steps.pos;
         let (kind, size, header_len) = match header(b) {
             Header::Incomplete => return None,
             Header::Invalid(kind) => {
@@ -262,7 +253,7 @@ impl Mp4Demuxer {
                     let reason = format!("box {} of unknown size", fourcc(&kind));
                     return Some(self.damaged(reason, out));
                 };
-                self.skip = size - header_len as u64;
+                self.steps.skip = size - header_len as u64;
                 return Some(header_len);
             }
         };
@@ -283,7 +274,7 @@ impl Mp4Demuxer {
     }
 
     fn ftyp(&mut self, element: &[u8], header_len: usize, out: &mut Vec<Event>) {
-        let pos = self.pos;
+        let pos = self.steps.pos;
         if self.input == Input::Stream {
             if self.movie.is_some() {
                 out.push(Event::NewFile);
@@ -314,7 +305,7 @@ impl Mp4Demuxer {
     }
 
     fn moov(&mut self, element: &[u8], header_len: usize, out: &mut Vec<Event>) {
-        let pos = self.pos;
+        let pos = self.steps.pos;
         let body = &element[header_len..];
         if let Input::WholeFile(len) = self.input {
             // The first movie box is the file's.
@@ -381,7 +372,7 @@ impl Mp4Demuxer {
     }
 
     fn moof(&mut self, body: &[u8], out: &mut Vec<Event>) {
-        let pos = self.pos;
+        let pos = self.steps.pos;
         let (file_start, room) = match self.input {
             Input::WholeFile(len) => (
                 0,
@@ -430,7 +421,7 @@ impl Mp4Demuxer {
 
     /// Cuts out a stream's samples as their bytes arrive in its `mdat`.
     fn read_mdat(&mut self, end: Option<u64>, b: &[u8], out: &mut Vec<Event>) -> Option<usize> {
-        let pos = self.pos;
+        let pos = self.steps.pos;
         if end.is_some_and(|e| pos >= e) {
             self.leave_mdat();
             return Some(0);
@@ -444,7 +435,7 @@ impl Mp4Demuxer {
                 (None, None) => {
                     return match end {
                         Some(e) => {
-                            self.skip = e - pos;
+                            self.steps.skip = e - pos;
                             self.leave_mdat();
                             Some(0)
                         }
@@ -513,33 +504,17 @@ impl Stepper for Mp4Demuxer {
         Mp4Demuxer::step(self, b, out)
     }
 
-    fn advance(&mut self, n: usize) {
-        self.pos += n as u64;
+    fn steps(&self) -> &StepState {
+        &self.steps
     }
 
-    fn tail(&mut self) -> &mut Vec<u8> {
-        &mut self.tail
+    fn steps_mut(&mut self) -> &mut StepState {
+        &mut self.steps
     }
 
-    fn take_resync_dropped(&mut self) -> usize {
-        std::mem::take(&mut self.resync_dropped)
-    }
-}
-
-impl Demuxer for Mp4Demuxer {
-    fn feed(&mut self, data: &[u8], out: &mut Vec<Event>) {
-        feed_steps(self, data, out);
-    }
-
-    fn finish(&mut self, _out: &mut Vec<Event>) {
-        self.tail = Vec::new();
-        self.skip = 0;
+    fn end(&mut self) {
         if let State::Mdat(_) = self.state {
             self.leave_mdat();
         }
-    }
-
-    fn pending_bytes(&self) -> usize {
-        self.tail.len()
     }
 }

@@ -1,39 +1,10 @@
 //! Movie fragments (`moof`): the samples each track fragment (`traf`) adds, with their input
 //! offsets (ISO 14496-12 8.8).
 
-use super::boxes::{bad, child, split_boxes, Mp4Box};
-use super::moov::{Movie, Sample};
+use super::boxes::{bad, child, split_boxes};
+use super::moov::{Defaults, Movie, Sample};
 use crate::bytes::Cursor;
 use crate::error::MediaError;
-
-/// Per-track defaults for fragment samples (`trex`, overridden by `tfhd`).
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Defaults {
-    pub(super) duration: u32,
-    pub(super) size: u32,
-    pub(super) flags: u32,
-}
-
-/// `trex` boxes of an `mvex`: (track id, defaults).
-pub(super) fn parse_trex(mvex: &[Mp4Box<'_>]) -> Vec<(u32, Defaults)> {
-    mvex.iter()
-        .filter(|b| &b.kind == b"trex")
-        .filter_map(|b| {
-            let mut c = Cursor::new(b.body);
-            c.skip(4)?;
-            let id = c.u32_be()?;
-            c.skip(4)?;
-            Some((
-                id,
-                Defaults {
-                    duration: c.u32_be()?,
-                    size: c.u32_be()?,
-                    flags: c.u32_be()?,
-                },
-            ))
-        })
-        .collect()
-}
 
 /// The samples one `moof` adds, per track (an index into [`Movie::traks`]), in decode order.
 /// `moof_start` is the input position of the `moof` header, `file_start` that of the file's

@@ -3,10 +3,39 @@
 
 use super::boxes::{bad, child, children, split_boxes, timescale_duration, validate_tree, Mp4Box};
 use super::entry::{parse_stsd, visual_config};
-use super::fragment::{parse_trex, Defaults};
 use crate::bytes::Cursor;
 use crate::error::MediaError;
 use crate::info::{Track, TrackKind};
+
+/// Per-track defaults for fragment samples (`trex` in the `mvex` of the movie box, overridden
+/// by a fragment's `tfhd`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Defaults {
+    pub(super) duration: u32,
+    pub(super) size: u32,
+    pub(super) flags: u32,
+}
+
+/// `trex` boxes of an `mvex`: (track id, defaults).
+pub(super) fn parse_trex(mvex: &[Mp4Box<'_>]) -> Vec<(u32, Defaults)> {
+    mvex.iter()
+        .filter(|b| &b.kind == b"trex")
+        .filter_map(|b| {
+            let mut c = Cursor::new(b.body);
+            c.skip(4)?;
+            let id = c.u32_be()?;
+            c.skip(4)?;
+            Some((
+                id,
+                Defaults {
+                    duration: c.u32_be()?,
+                    size: c.u32_be()?,
+                    flags: c.u32_be()?,
+                },
+            ))
+        })
+        .collect()
+}
 
 /// The first edit of a track that maps media time: where presentation starts.
 #[derive(Debug, Clone, Copy, Default)]

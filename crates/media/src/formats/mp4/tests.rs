@@ -4,7 +4,8 @@
 use proptest::prelude::*;
 
 use super::boxes::validate_tree;
-use super::fragment::{parse_trun, Defaults};
+use super::fragment::parse_trun;
+use super::moov::Defaults;
 use super::*;
 use crate::demux::testing::{chunk_sizes, fixture, streamed, Output};
 

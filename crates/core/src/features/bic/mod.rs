@@ -34,12 +34,13 @@
 //!   stays one speaker, so its own baseline sees the change.
 
 use super::spectral::TIMBRE_DIMS;
-use super::{FrameFeatures, SpeechUnit, MAX_SPEAKERS};
+use super::{FrameFeatures, SpeechUnit};
 
-/// Dimensions of the frame vector: MFCC 1-13 and F0.
-const D: usize = TIMBRE_DIMS + 1;
-/// Free parameters of one full-covariance Gaussian.
-const PARAMS: f64 = (D + D * (D + 1) / 2) as f64;
+mod cluster;
+mod gauss;
+
+use cluster::{cluster, linear_cluster};
+use gauss::{Model, Stats, D};
 
 /// The tunable settings of [`diarize_with`]; [`Default`] is what
 /// [`super::diarize`] uses (the BIC and resegmentation settings chosen on
@@ -97,173 +98,6 @@ impl Default for DiarizeParams {
     }
 }
 
-/// Sufficient statistics of a set of frame vectors.
-#[derive(Debug, Clone)]
-struct Stats {
-    n: f64,
-    sum: [f64; D],
-    /// Sum of outer products, full (symmetric) matrix, row-major.
-    outer: [f64; D * D],
-}
-
-impl Stats {
-    fn zero() -> Self {
-        Self {
-            n: 0.0,
-            sum: [0.0; D],
-            outer: [0.0; D * D],
-        }
-    }
-
-    fn push(&mut self, x: &[f64; D]) {
-        self.n += 1.0;
-        for i in 0..D {
-            self.sum[i] += x[i];
-            // Upper triangle only; mirrored when a covariance is made.
-            for j in i..D {
-                self.outer[i * D + j] += x[i] * x[j];
-            }
-        }
-    }
-
-    fn add(&mut self, o: &Stats) {
-        self.n += o.n;
-        for (a, b) in self.sum.iter_mut().zip(&o.sum) {
-            *a += b;
-        }
-        for (a, b) in self.outer.iter_mut().zip(&o.outer) {
-            *a += b;
-        }
-    }
-
-    fn mean(&self) -> [f64; D] {
-        let mut m = [0.0; D];
-        if self.n > 0.0 {
-            for (m, s) in m.iter_mut().zip(&self.sum) {
-                *m = s / self.n;
-            }
-        }
-        m
-    }
-
-    /// Scatter about the mean (upper triangle filled, mirrored).
-    fn scatter(&self) -> [f64; D * D] {
-        let m = self.mean();
-        let mut c = [0.0; D * D];
-        for i in 0..D {
-            for j in i..D {
-                let v = self.outer[i * D + j] - self.n * m[i] * m[j];
-                c[i * D + j] = v;
-                c[j * D + i] = v;
-            }
-        }
-        c
-    }
-
-    /// Covariance shrunk towards `prior` with the weight of `tau` frames.
-    fn covariance(&self, prior: &[f64; D * D], tau: f64) -> [f64; D * D] {
-        let mut c = self.scatter();
-        let w = self.n + tau;
-        for (c, p) in c.iter_mut().zip(prior) {
-            *c = (*c + tau * p) / w;
-        }
-        c
-    }
-}
-
-/// Cholesky factor (lower, row-major) of a symmetric positive definite
-/// matrix; `None` when it is not positive definite.
-fn cholesky(a: &[f64; D * D]) -> Option<[f64; D * D]> {
-    let mut l = [0.0; D * D];
-    for i in 0..D {
-        for j in 0..=i {
-            let mut s = a[i * D + j];
-            for k in 0..j {
-                s -= l[i * D + k] * l[j * D + k];
-            }
-            if i == j {
-                if s <= 0.0 || !s.is_finite() {
-                    return None;
-                }
-                l[i * D + i] = s.sqrt();
-            } else {
-                l[i * D + j] = s / l[j * D + j];
-            }
-        }
-    }
-    Some(l)
-}
-
-fn log_det(l: &[f64; D * D]) -> f64 {
-    (0..D).map(|i| 2.0 * l[i * D + i].ln()).sum()
-}
-
-/// Inverse of `L L^T` from its Cholesky factor.
-fn inverse(l: &[f64; D * D]) -> [f64; D * D] {
-    // Columns of L^-1 by forward substitution, then (L^-1)^T L^-1.
-    let mut li = [0.0; D * D];
-    for c in 0..D {
-        for i in c..D {
-            let mut s = if i == c { 1.0 } else { 0.0 };
-            for k in c..i {
-                s -= l[i * D + k] * li[k * D + c];
-            }
-            li[i * D + c] = s / l[i * D + i];
-        }
-    }
-    let mut inv = [0.0; D * D];
-    for i in 0..D {
-        for j in i..D {
-            let s: f64 = (j..D).map(|k| li[k * D + i] * li[k * D + j]).sum();
-            inv[i * D + j] = s;
-            inv[j * D + i] = s;
-        }
-    }
-    inv
-}
-
-/// `n log|Sigma|` of a model (what delta-BIC compares); a degenerate
-/// covariance counts as infinitely good so nothing merges into it blindly.
-fn n_log_det(s: &Stats, prior: &[f64; D * D], tau: f64) -> f64 {
-    cholesky(&s.covariance(prior, tau)).map_or(f64::NEG_INFINITY, |l| s.n * log_det(&l))
-}
-
-/// A cluster model for the Viterbi pass.
-struct Model {
-    mean: [f64; D],
-    inv: [f64; D * D],
-    /// `log|2 pi Sigma|`.
-    log_norm: f64,
-}
-
-impl Model {
-    fn new(s: &Stats, prior: &[f64; D * D], tau: f64) -> Option<Model> {
-        let l = cholesky(&s.covariance(prior, tau))?;
-        Some(Model {
-            mean: s.mean(),
-            inv: inverse(&l),
-            log_norm: log_det(&l) + D as f64 * (2.0 * std::f64::consts::PI).ln(),
-        })
-    }
-
-    /// Summed log-likelihood of the frames behind `s`.
-    fn log_likelihood(&self, s: &Stats) -> f64 {
-        let m = s.mean();
-        let c = s.scatter();
-        let mut trace = 0.0;
-        let mut quad = 0.0;
-        for i in 0..D {
-            let di = m[i] - self.mean[i];
-            for j in 0..D {
-                let p = self.inv[i * D + j];
-                trace += p * c[i * D + j];
-                quad += p * di * (m[j] - self.mean[j]);
-            }
-        }
-        -0.5 * (s.n * self.log_norm + trace + s.n * quad)
-    }
-}
-
 /// A stretch of voiced frames inside one unit.
 struct Block {
     unit: usize,
@@ -283,9 +117,12 @@ fn frame_vector(features: &FrameFeatures, k: u64, f0_weight: f64) -> Option<[f64
     Some(x)
 }
 
-/// Relabels the units of a whole recording with [`DiarizeParams::default`];
-/// see the module docs.
-pub(crate) fn diarize(features: &mut FrameFeatures) {
+/// Relabels every unit (and voiced segment) of a whole recording with
+/// Gaussian voice models (BIC clustering and a Viterbi resegmentation, see
+/// the module docs) and [`DiarizeParams::default`]; units may be split where
+/// the speaker changes inside one. Units already forgotten are not seen;
+/// call it on the output of [`super::extract`].
+pub fn diarize(features: &mut FrameFeatures) {
     diarize_with(features, &DiarizeParams::default());
 }
 
@@ -577,152 +414,6 @@ fn resegment(
     labels
 }
 
-/// `n log|Sigma|` of the union of `a` and `b`, without building it.
-fn merged_n_log_det(a: &Stats, b: &Stats, prior: &[f64; D * D], tau: f64) -> f64 {
-    let n = a.n + b.n;
-    if n <= 0.0 {
-        return 0.0;
-    }
-    let mut mean = [0.0; D];
-    for (m, (x, y)) in mean.iter_mut().zip(a.sum.iter().zip(&b.sum)) {
-        *m = (x + y) / n;
-    }
-    let w = n + tau;
-    let mut c = [0.0; D * D];
-    for i in 0..D {
-        for j in i..D {
-            let v = (a.outer[i * D + j] + b.outer[i * D + j] - n * mean[i] * mean[j]
-                + tau * prior[i * D + j])
-                / w;
-            c[i * D + j] = v;
-            c[j * D + i] = v;
-        }
-    }
-    cholesky(&c).map_or(f64::NEG_INFINITY, |l| n * log_det(&l))
-}
-
-/// Delta-BIC of merging `a` and `b` (negative: one model is better),
-/// given their own `n log|Sigma|`.
-fn delta_bic(
-    a: &Stats,
-    b: &Stats,
-    own: (f64, f64),
-    prior: &[f64; D * D],
-    tau: f64,
-    lambda: f64,
-) -> f64 {
-    let merged = merged_n_log_det(a, b, prior, tau);
-    0.5 * (merged - own.0 - own.1) - lambda * 0.5 * PARAMS * (a.n + b.n).ln()
-}
-
-/// Linear clustering: runs of neighbouring segments merge while delta-BIC
-/// says one voice (a turn holds many units). Cheap, and it bounds the
-/// agglomerative step: `lambda` grows until at most [`MAX_SEEDS`] remain.
-fn linear_cluster(stats: Vec<Stats>, prior: &[f64; D * D], tau: f64, lambda: f64) -> Vec<Stats> {
-    let mut lambda = lambda;
-    let mut out = stats;
-    loop {
-        let mut merged: Vec<Stats> = Vec::with_capacity(out.len());
-        let mut own_last = 0.0;
-        for s in out {
-            let own = n_log_det(&s, prior, tau);
-            match merged.last_mut() {
-                Some(last) if delta_bic(last, &s, (own_last, own), prior, tau, lambda) < 0.0 => {
-                    last.add(&s);
-                    own_last = n_log_det(last, prior, tau);
-                }
-                _ => {
-                    merged.push(s);
-                    own_last = own;
-                }
-            }
-        }
-        out = merged;
-        if out.len() <= MAX_SEEDS || lambda > 1e3 {
-            return out;
-        }
-        lambda = if lambda < 0.25 { 0.25 } else { lambda * 1.5 };
-    }
-}
-
-/// Most segments the agglomerative step starts from (its cost is quadratic).
-const MAX_SEEDS: usize = 160;
-
-/// Agglomerative clustering by delta-BIC; returns the cluster statistics.
-fn cluster(mut stats: Vec<Stats>, prior: &[f64; D * D], tau: f64, lambda: f64) -> Vec<Stats> {
-    let n = stats.len();
-    let mut alive = vec![true; n];
-    let mut own: Vec<f64> = stats.iter().map(|s| n_log_det(s, prior, tau)).collect();
-    // Full matrix of pair deltas: each merge recomputes one row, O(n) BIC
-    // evaluations, and finding the next pair reads the matrix.
-    let mut dist = vec![f64::INFINITY; n * n];
-    for i in 0..n {
-        for j in i + 1..n {
-            let d = delta_bic(&stats[i], &stats[j], (own[i], own[j]), prior, tau, lambda);
-            dist[i * n + j] = d;
-            dist[j * n + i] = d;
-        }
-    }
-    let row_min = |dist: &[f64], alive: &[bool], i: usize| -> (usize, f64) {
-        let mut best = (i, f64::INFINITY);
-        for j in 0..n {
-            if j != i && alive[j] && dist[i * n + j] < best.1 {
-                best = (j, dist[i * n + j]);
-            }
-        }
-        best
-    };
-    let mut nearest: Vec<(usize, f64)> = (0..n).map(|i| row_min(&dist, &alive, i)).collect();
-    let mut count = n;
-    while count > 1 {
-        let Some((i, (j, d))) = (0..n)
-            .filter(|&i| alive[i])
-            .map(|i| (i, nearest[i]))
-            .min_by(|a, b| a.1 .1.total_cmp(&b.1 .1))
-        else {
-            break;
-        };
-        if (d > 0.0 || !d.is_finite()) && count <= MAX_SPEAKERS {
-            break;
-        }
-        let (keep, gone) = (i.min(j), i.max(j));
-        let g = std::mem::replace(&mut stats[gone], Stats::zero());
-        stats[keep].add(&g);
-        alive[gone] = false;
-        own[keep] = n_log_det(&stats[keep], prior, tau);
-        count -= 1;
-        for k in 0..n {
-            if alive[k] && k != keep {
-                let d = delta_bic(
-                    &stats[k],
-                    &stats[keep],
-                    (own[k], own[keep]),
-                    prior,
-                    tau,
-                    lambda,
-                );
-                dist[k * n + keep] = d;
-                dist[keep * n + k] = d;
-            }
-        }
-        for k in 0..n {
-            if !alive[k] {
-                continue;
-            }
-            if k == keep || nearest[k].0 == keep || nearest[k].0 == gone {
-                nearest[k] = row_min(&dist, &alive, k);
-            } else if dist[k * n + keep] < nearest[k].1 {
-                nearest[k] = (keep, dist[k * n + keep]);
-            }
-        }
-    }
-    stats
-        .into_iter()
-        .zip(alive)
-        .filter_map(|(s, a)| a.then_some(s))
-        .collect()
-}
-
 /// Best speaker sequence over the blocks, one change costing `penalty`.
 fn viterbi(blocks: &[Block], models: &[Model], penalty: f64) -> Vec<usize> {
     let k = models.len();
@@ -820,82 +511,5 @@ fn unit_of(features: &FrameFeatures, voiced: &[u64], speaker: u8) -> SpeechUnit 
         f0_semitones: super::summary::median(&mut f0).unwrap_or(f32::NAN),
         timbre,
         speaker: Some(speaker),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Deterministic pseudo-random frame vectors around `centre`.
-    fn seed(centre: f64, salt: u64) -> Stats {
-        let mut state = salt
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let mut s = Stats::zero();
-        for _ in 0..30 {
-            let mut x = [0.0; D];
-            for v in &mut x {
-                state = state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                *v = centre + ((state >> 33) as f64 / (1u64 << 31) as f64 - 0.5) * 4.0;
-            }
-            s.push(&x);
-        }
-        s
-    }
-
-    #[test]
-    fn linear_clustering_of_a_long_file_ends_within_the_seed_cap() {
-        // Alternating voices never merge at lambda 0: the lambda must grow
-        // (a lambda of 0 once never grew, and a long upload spun forever).
-        let seeds: Vec<Stats> = (0..600)
-            .map(|k| seed(if k % 2 == 0 { 0.0 } else { 20.0 }, k))
-            .collect();
-        let mut prior = [0.0; D * D];
-        for i in 0..D {
-            prior[i * D + i] = 1.0;
-        }
-        let out = linear_cluster(seeds, &prior, 50.0, 0.0);
-        assert!(!out.is_empty() && out.len() <= MAX_SEEDS, "{}", out.len());
-        let clusters = cluster(out, &prior, 50.0, 1.0);
-        assert!(clusters.len() <= MAX_SPEAKERS);
-    }
-
-    #[test]
-    fn two_separated_voices_cluster_into_two() {
-        let seeds: Vec<Stats> = (0..40)
-            .map(|k| seed(if k % 3 == 0 { 0.0 } else { 20.0 }, k))
-            .collect();
-        let mut prior = [0.0; D * D];
-        for i in 0..D {
-            prior[i * D + i] = 1.0;
-        }
-        let clusters = cluster(seeds, &prior, 50.0, 1.0);
-        assert_eq!(clusters.len(), 2);
-        let mut sizes: Vec<f64> = clusters.iter().map(|c| c.n).collect();
-        sizes.sort_by(f64::total_cmp);
-        assert_eq!(sizes, vec![14.0 * 30.0, 26.0 * 30.0]);
-    }
-
-    #[test]
-    fn cholesky_inverse_and_log_det_agree_with_a_diagonal_matrix() {
-        let mut a = [0.0; D * D];
-        for i in 0..D {
-            a[i * D + i] = (i + 1) as f64;
-        }
-        a[1] = 0.5;
-        a[D] = 0.5;
-        let l = cholesky(&a).expect("positive definite");
-        let inv = inverse(&l);
-        for i in 0..D {
-            for j in 0..D {
-                let p: f64 = (0..D).map(|k| a[i * D + k] * inv[k * D + j]).sum();
-                assert!((p - if i == j { 1.0 } else { 0.0 }).abs() < 1e-9);
-            }
-        }
-        let expected: f64 = (1..=D).map(|i| (i as f64).ln()).sum::<f64>() + (1.75f64 / 2.0).ln();
-        assert!((log_det(&l) - expected).abs() < 1e-9);
     }
 }
