@@ -189,8 +189,8 @@ fn a_still_or_black_picture_shows_no_behaviour() {
     // What the track saw: a frozen picture (read once, then repeated) versus no picture at all.
     let still = visual_track(&video("still_h264.mp4")).unwrap().unwrap();
     let m = still.measure_window(0.0, 5.0);
-    let faces = m.faces.expect("pixels");
     assert!(m.coverage > 0.95, "{m:?}");
+    let faces = m.faces.expect("pixels");
     assert!(
         faces.frozen + 1 >= faces.pictures && faces.pictures >= 20,
         "{faces:?}"

@@ -127,7 +127,7 @@ impl FaceBaselines {
     pub fn cues(&self, m: &FaceMeasures) -> Vec<Evidence> {
         let mut best: BTreeMap<Cue, Evidence> = BTreeMap::new();
         let mut offer = |cue: Cue, strength: f64, text: String| {
-            if !strength.is_finite() {
+            if !strength.is_finite() || strength < super::cues::STRENGTH_FLOOR {
                 return;
             }
             let strength = strength.clamp(0.0, super::cues::MAX_STRENGTH);
