@@ -146,7 +146,7 @@ const INTEREST: SignalRule = SignalRule {
         (Cue::ShortLatency, 0.5),
         (Cue::LivelyExchange, 0.3),
         (Cue::Movement, 0.4),
-        // rules-5 (inter-2): the face shows interest too: a smile, raised brows (AU12,
+        // rules-6 (inter-2): the face shows interest too: a smile, raised brows (AU12,
         // AU1+2), a face toward the camera (attention; Kleinke 1986).
         (Cue::Smile, 0.6),
         (Cue::BrowRaise, 0.5),
@@ -195,7 +195,7 @@ pub const INTER_2_AUDIO: ModelParams = ModelParams {
 
 /// `inter-2`: audio and video, all 13 signals.
 pub const INTER_2: ModelParams = ModelParams {
-    version: "inter-2/rules-5",
+    version: "inter-2/rules-6",
     signals: &[
         AGREEMENT,
         CONFIDENCE,
@@ -205,7 +205,7 @@ pub const INTER_2: ModelParams = ModelParams {
                 (Cue::LongLatency, 0.8),
                 (Cue::RisingTerminal, 0.6),
                 (Cue::LongPauses, 0.3),
-                // rules-5: lowered brows (AU4), the facial action most tied to confusion
+                // rules-6: lowered brows (AU4), the facial action most tied to confusion
                 // (D'Mello & Graesser 2010; Grafsgaard et al. 2013), can carry it alone.
                 (Cue::BrowLower, 1.1),
             ],
@@ -236,7 +236,7 @@ pub const INTER_2: ModelParams = ModelParams {
                 (Cue::NarrowRange, 0.5),
                 (Cue::Quiet, 0.5),
                 (Cue::LongPauses, 0.2),
-                // rules-5: the face: turned away, eyes closed, or gone from the picture.
+                // rules-6: the face: turned away, eyes closed, or gone from the picture.
                 // (rules-4's whole-frame stillness is gone: a frozen or empty picture is not a
                 // still person.)
                 (Cue::FaceAway, 1.0),
