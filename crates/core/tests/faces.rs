@@ -149,7 +149,7 @@ fn uploads_read_nods_as_agreement_and_shakes_as_disagreement_naming_the_face() {
         assert_eq!(a.windows.len(), 4, "{name}");
         let agree = rationale(&a, 0, SignalType::Agreement).expect("nods: agreement");
         assert!(
-            agree.contains("face 1: 2 nods in") && agree.contains("pitch amplitude"),
+            agree.to_lowercase().contains("face 1: 2 nods in") && agree.contains("pitch amplitude"),
             "{name}: {agree}"
         );
         assert!(
@@ -158,7 +158,8 @@ fn uploads_read_nods_as_agreement_and_shakes_as_disagreement_naming_the_face() {
         );
         let disagree = rationale(&a, 1, SignalType::Disagreement).expect("shakes: disagreement");
         assert!(
-            disagree.contains("face 1: 2 head shakes in") && disagree.contains("yaw amplitude"),
+            disagree.to_lowercase().contains("face 1: 2 head shakes in")
+                && disagree.contains("yaw amplitude"),
             "{name}: {disagree}"
         );
         assert!(rationale(&a, 1, SignalType::Agreement).is_none(), "{name}");
@@ -190,9 +191,12 @@ fn a_still_or_black_picture_shows_no_behaviour() {
     let still = visual_track(&video("still_h264.mp4")).unwrap().unwrap();
     let m = still.measure_window(0.0, 5.0);
     assert!(m.coverage > 0.95, "{m:?}");
+    // Every sampled picture repeats the first except at H.264 key frames (make.sh: one every
+    // 2 s, at 0, 2 and 4 s here): a key frame is coded afresh, so its picture differs from the
+    // last by the coding noise, and is read as live.
     let faces = m.faces.expect("pixels");
     assert!(
-        faces.frozen + 1 >= faces.pictures && faces.pictures >= 20,
+        faces.pictures >= 20 && faces.pictures - faces.frozen <= 3,
         "{faces:?}"
     );
     let black = visual_track(&video("black_vp8.webm")).unwrap().unwrap();
@@ -221,7 +225,10 @@ fn streams_read_the_same_nods_and_shakes() {
                 .map(|d| d.rationale.clone())
         };
         let agree = find(0, SignalType::Agreement).expect("agreement");
-        assert!(agree.contains("face 1: 2 nods"), "{name}: {agree}");
+        assert!(
+            agree.to_lowercase().contains("face 1: 2 nods"),
+            "{name}: {agree}"
+        );
         let disagree = find(1, SignalType::Disagreement).expect("disagreement");
         assert!(disagree.contains("2 head shakes"), "{name}: {disagree}");
         let left = find(3, SignalType::Agreement).expect("left agreement");

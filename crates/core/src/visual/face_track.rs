@@ -5,7 +5,11 @@
 //! Pictures come at the decode rate ([`super::faces::DECODE_FPS`]); faces are read from the
 //! first picture at or after each tick of [`FACE_FPS`]. A picture identical to the one before
 //! (`frozen`) is recorded but not read: a repeated picture shows nobody doing anything, and a
-//! frozen stream must not read as a face holding perfectly still. Nods and shakes are found on
+//! frozen stream must not read as a face holding perfectly still. Two exceptions keep the poses
+//! right: a frozen picture that repeats a live one nobody read (it was between ticks) is read,
+//! since what it shows is new; and at a frozen picture the movement detectors are told that the
+//! faces last read are still where they were (time passes, so a head that stopped has stopped),
+//! without adding a sample. Nods and shakes are found on
 //! each face's whole pose series as it grows ([`SwingDetector`]), so a movement that straddles
 //! two windows is found whole; it belongs to the window in which it ended.
 
@@ -32,6 +36,10 @@ pub struct FaceTrack {
     pictures: Vec<Picture>,
     gestures: Vec<Gesture>,
     first_face: Option<f64>,
+    /// A live picture came between ticks since faces were last read.
+    unread: bool,
+    /// The faces of the last reading: `(id, pitch, yaw)`.
+    last_poses: Vec<(u32, f64, f64)>,
 }
 
 impl FaceTrack {
@@ -57,10 +65,20 @@ impl FaceTrack {
     /// Adds a picture (in presentation order): `frozen` when it repeats the previous picture,
     /// else its RGB8 pixels are read for faces if a face sample is due.
     pub fn push(&mut self, pts: f64, frozen: bool, width: u32, height: u32, rgb: &[u8]) {
-        if !pts.is_finite() || !self.due(pts) {
+        if !pts.is_finite() {
             return;
         }
-        if frozen {
+        if !self.due(pts) {
+            self.unread |= !frozen;
+            return;
+        }
+        if frozen && !self.unread {
+            // The same faces in the same poses as last read: the detectors see time pass.
+            for &(id, pitch, yaw) in &self.last_poses {
+                if let Some(d) = self.detectors.get_mut(&id) {
+                    self.gestures.extend(d.push(pts, pitch, yaw));
+                }
+            }
             self.pictures.push(Picture {
                 pts,
                 frozen: true,
@@ -68,6 +86,7 @@ impl FaceTrack {
             });
             return;
         }
+        self.unread = false;
         let found = self.reader.read(pts, width, height, rgb);
         let boxes: Vec<[f32; 4]> = found.iter().map(|f| f.bbox).collect();
         let ids = self.tracker.assign(pts, &boxes);
@@ -83,8 +102,10 @@ impl FaceTrack {
                 self.gestures.extend(d.finish());
             }
         }
+        self.last_poses.clear();
         for (id, f) in ids.iter().zip(&found) {
             let (pitch, yaw) = (f64::from(f.pitch), f64::from(f.yaw));
+            self.last_poses.push((*id, pitch, yaw));
             match self.detectors.get_mut(id) {
                 Some(d) => self.gestures.extend(d.push(pts, pitch, yaw)),
                 None => {

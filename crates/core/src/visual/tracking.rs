@@ -283,9 +283,17 @@ impl Axis {
         None
     }
 
-    /// Ends whatever movement is under way (the face was lost).
+    /// Ends whatever movement is under way (the face was lost, or the video ended): a swing
+    /// under way ends at its extreme so far, and counts if it is a swing at all.
     fn flush(&mut self) -> Option<Vec<Swing>> {
-        let run = std::mem::take(&mut self.run);
+        let open = match self.dir {
+            Dir::Rest => None,
+            Dir::Up => Some(self.high),
+            Dir::Down => Some(self.low),
+        };
+        self.dir = Dir::Rest;
+        let before = open.and_then(|ext| self.close_swing(ext));
+        let run = before.unwrap_or_else(|| std::mem::take(&mut self.run));
         (!run.is_empty()).then_some(run)
     }
 }
@@ -415,6 +423,18 @@ mod tests {
         assert!((first.start - 1.0).abs() <= 0.21, "{g:?}");
         assert!((last.end - 3.0).abs() <= 0.21, "{g:?}");
         assert!(g.iter().all(|g| g.amplitude > 12.0), "{g:?}");
+    }
+
+    #[test]
+    fn a_nod_whose_face_is_lost_on_the_way_back_up_still_counts() {
+        // Down and most of the way back up, then the face is gone (the last sample is the
+        // head coming up): the up swing so far is a swing, so this is a nod.
+        let g = run(series(2.0, |t| (bump(t, 1.0, 1.0, -20.0), 0.0)));
+        assert_eq!(g.len(), 1, "{g:?}");
+        assert_eq!((g[0].kind, g[0].count), (GestureKind::Nod, 1), "{g:?}");
+        // Only down when lost: half a nod is none.
+        let half = run(series(1.6, |t| (bump(t, 1.0, 1.2, -20.0), 0.0)));
+        assert!(half.is_empty(), "{half:?}");
     }
 
     #[test]
