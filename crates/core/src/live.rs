@@ -159,7 +159,11 @@ impl LiveAnalyzer {
         LiveAnalyzer {
             model,
             endpoint,
-            reader: LiveReader::new(needs_video),
+            reader: if needs_video {
+                LiveReader::new(true).with_pixels(crate::visual::live_pixels())
+            } else {
+                LiveReader::new(false)
+            },
             extractor: FeatureExtractor::new(),
             origin: 0.0,
             skipped_until: 0.0,
@@ -234,6 +238,9 @@ impl LiveAnalyzer {
             return out;
         }
         if let Some(visual) = self.visual.as_mut() {
+            for picture in &report.pictures {
+                visual.push_picture(picture);
+            }
             for frame in &report.video_frames {
                 visual.push_encoded(frame);
             }

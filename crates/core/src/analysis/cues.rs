@@ -29,7 +29,8 @@
 use std::collections::BTreeMap;
 
 use super::baseline::{Baseline, Prior};
-use super::features::WindowFeatures;
+use super::face_cues::{is_live, FaceBaselines};
+use super::features::{VideoMeasures, WindowFeatures};
 
 /// Every cue the rules can weigh.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -75,14 +76,26 @@ pub enum Cue {
     /// A silence of 1.5 s or more before speech resumes (a pause or a
     /// reply): beyond hesitation, the exchange is not being kept up.
     LongSilence,
-    /// More motion than the baseline (video).
+    /// More motion than the baseline (video, whole frame: only when no face is found).
     Movement,
-    /// Almost no motion (video).
-    Stillness,
-    /// Periodic vertical head motion (video).
+    /// Nods: from a face's pitch, or periodic vertical motion when no face is found (video).
     Nods,
-    /// Periodic horizontal head motion (video).
+    /// Head shakes: from a face's yaw, or periodic horizontal motion when no face is found.
     Shakes,
+    /// A face turned away from the camera (video).
+    FaceAway,
+    /// A face toward the camera (video).
+    GazeAtCamera,
+    /// Eyes closed (video).
+    EyesClosed,
+    /// The person who was in the picture left it (video).
+    FaceAbsent,
+    /// Mouth corners lifted: a smile (video).
+    Smile,
+    /// Brows raised (video).
+    BrowRaise,
+    /// Brows lowered: a frown (video).
+    BrowLower,
 }
 
 impl Cue {
@@ -90,7 +103,16 @@ impl Cue {
     pub const fn is_visual(self) -> bool {
         matches!(
             self,
-            Cue::Movement | Cue::Stillness | Cue::Nods | Cue::Shakes
+            Cue::Movement
+                | Cue::Nods
+                | Cue::Shakes
+                | Cue::FaceAway
+                | Cue::GazeAtCamera
+                | Cue::EyesClosed
+                | Cue::FaceAbsent
+                | Cue::Smile
+                | Cue::BrowRaise
+                | Cue::BrowLower
         )
     }
 }
@@ -303,6 +325,7 @@ pub struct ConversationBaselines {
     level: Baseline,
     level_offset: f64,
     motion: Baseline,
+    faces: FaceBaselines,
 }
 
 impl Default for ConversationBaselines {
@@ -312,7 +335,20 @@ impl Default for ConversationBaselines {
             level: no_prior(LEVEL_SD_DB, 2.0),
             level_offset: 0.0,
             motion: no_prior(2.0, 0.5),
+            faces: FaceBaselines::default(),
         }
+    }
+}
+
+/// Whether the whole-frame measures may be read: the video has no face reading (no pixels),
+/// or its pictures are live and no face was found in them. A frozen picture shows nothing.
+fn whole_frame_fallback(v: &VideoMeasures) -> Option<&'static str> {
+    match &v.faces {
+        None => Some(""),
+        Some(f) if is_live(f) && f.faces.iter().all(|x| x.samples.is_empty()) => {
+            Some(" (no face found: whole-frame motion)")
+        }
+        Some(_) => None,
     }
 }
 
@@ -800,37 +836,42 @@ impl ConversationBaselines {
         }
 
         if let Some(v) = w.video.as_ref().filter(|v| v.coverage >= 0.5) {
-            if let Some(motion) = v.motion {
-                if let (Some(z), Some(mean)) = (self.motion.z(motion), self.motion.mean()) {
-                    if mean.abs() > f64::EPSILON {
-                        push(
-                            Cue::Movement,
-                            z / 2.0,
-                            format!("motion {} the session's baseline", percent(motion, mean)),
-                        );
-                    }
+            if let Some(faces) = &v.faces {
+                for e in self.faces.cues(faces) {
+                    push(e.cue, e.strength, e.text);
                 }
             }
-            if let Some(still) = v.stillness {
-                push(
-                    Cue::Stillness,
-                    (still - 0.6) / 0.3,
-                    format!("no visible movement in {:.0}% of frames", still * 100.0),
-                );
-            }
-            if let Some(nod) = v.nod {
-                push(
-                    Cue::Nods,
-                    (nod - 0.3) / 0.4,
-                    format!("periodic vertical head motion (nod score {nod:.2})"),
-                );
-            }
-            if let Some(shake) = v.shake {
-                push(
-                    Cue::Shakes,
-                    (shake - 0.3) / 0.4,
-                    format!("periodic horizontal head motion (shake score {shake:.2})"),
-                );
+            // Whole-frame motion stands in for faces only where none is found; a still or
+            // frozen picture is never read as a still person (no stillness cue).
+            if let Some(note) = whole_frame_fallback(v) {
+                if let Some(motion) = v.motion {
+                    if let (Some(z), Some(mean)) = (self.motion.z(motion), self.motion.mean()) {
+                        if mean.abs() > f64::EPSILON {
+                            push(
+                                Cue::Movement,
+                                z / 2.0,
+                                format!(
+                                    "motion {} the session's baseline{note}",
+                                    percent(motion, mean)
+                                ),
+                            );
+                        }
+                    }
+                }
+                if let Some(nod) = v.nod {
+                    push(
+                        Cue::Nods,
+                        (nod - 0.3) / 0.4,
+                        format!("periodic vertical head motion (nod score {nod:.2}){note}"),
+                    );
+                }
+                if let Some(shake) = v.shake {
+                    push(
+                        Cue::Shakes,
+                        (shake - 0.3) / 0.4,
+                        format!("periodic horizontal head motion (shake score {shake:.2}){note}"),
+                    );
+                }
             }
         }
         found
@@ -865,13 +906,13 @@ impl ConversationBaselines {
                 }
             }
         }
-        if let Some(motion) = w
-            .video
-            .as_ref()
-            .filter(|v| v.coverage >= 0.5)
-            .and_then(|v| v.motion)
-        {
-            self.motion.observe(motion);
+        if let Some(v) = w.video.as_ref().filter(|v| v.coverage >= 0.5) {
+            if let Some(faces) = &v.faces {
+                self.faces.observe(faces);
+            }
+            if let Some(motion) = v.motion.filter(|_| whole_frame_fallback(v).is_some()) {
+                self.motion.observe(motion);
+            }
         }
     }
 }

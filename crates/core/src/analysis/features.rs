@@ -147,6 +147,81 @@ pub struct VideoMeasures {
     pub nod: Option<f64>,
     /// Strength of periodic horizontal head-region motion (shakes), 0..=1.
     pub shake: Option<f64>,
+    /// The faces read from the window's pictures; `None` when the video has no pixels here
+    /// (a codec without a pixel decoder), so only the whole-frame measures above exist.
+    pub faces: Option<FaceMeasures>,
+}
+
+/// The faces of one window, from the pictures sampled for them (`visual::faces::FACE_FPS`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FaceMeasures {
+    /// Pictures sampled for faces in the window (black pictures are not counted: they count
+    /// as no video at all).
+    pub pictures: u32,
+    /// Of those, pictures identical to the one before (a frozen picture or a still image): not
+    /// read for faces, since a repeated picture shows no behaviour.
+    pub frozen: u32,
+    /// Live (not frozen) pictures in which no face was found.
+    pub faceless: u32,
+    /// Whether a face had been seen in this video before or during the window, so a faceless
+    /// picture means the person left rather than a camera that never showed anyone.
+    pub seen_before: bool,
+    /// Each face seen in the window, in order of first appearance in the video.
+    pub faces: Vec<FaceWindow>,
+}
+
+impl FaceMeasures {
+    /// Pictures not frozen.
+    pub fn live(&self) -> u32 {
+        self.pictures.saturating_sub(self.frozen)
+    }
+}
+
+/// One face over one window.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FaceWindow {
+    /// The face's id in the video (0 is the first face seen); a rationale names it `face id+1`.
+    pub id: u32,
+    /// Mean horizontal position of the face's centre, 0 (left edge) to 1 (right edge).
+    pub x: f64,
+    /// The face in each live picture it was found in, in time order.
+    pub samples: Vec<FaceSample>,
+    /// Nod movements that ended in the window.
+    pub nods: Vec<GestureMeasure>,
+    /// Head-shake movements that ended in the window.
+    pub shakes: Vec<GestureMeasure>,
+}
+
+/// One face in one picture (degrees, and ratios to the inter-ocular distance).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FaceSample {
+    /// Picture time, seconds.
+    pub t: Seconds,
+    /// Head turn, degrees.
+    pub yaw: f64,
+    /// Head tilt, degrees (positive up).
+    pub pitch: f64,
+    /// Angle between the face's direction and the camera axis, degrees.
+    pub away: f64,
+    /// Mouth-corner lift (NaN when not measurable).
+    pub smile: f64,
+    /// Brow height (NaN when not measurable).
+    pub brow: f64,
+    /// Eye aspect ratio (NaN when not measurable).
+    pub ear: f64,
+}
+
+/// One movement of nods or head shakes.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GestureMeasure {
+    /// When the movement began, seconds.
+    pub start: Seconds,
+    /// When it ended, seconds.
+    pub end: Seconds,
+    /// Nods or shakes in it.
+    pub count: u32,
+    /// Largest swing of the head, degrees.
+    pub amplitude: f64,
 }
 
 /// Everything measured in one window.

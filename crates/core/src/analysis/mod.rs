@@ -11,11 +11,15 @@
 
 pub mod baseline;
 pub mod cues;
+pub mod face_cues;
 pub mod features;
 pub mod params;
 mod rules;
 
-pub use features::{AudioMeasures, SpeakerMeasures, TurnMeasures, VideoMeasures, WindowFeatures};
+pub use features::{
+    AudioMeasures, FaceMeasures, FaceSample, FaceWindow, GestureMeasure, SpeakerMeasures,
+    TurnMeasures, VideoMeasures, WindowFeatures,
+};
 pub use rules::{Explanation, RuleAnalyzer};
 
 use crate::lifecycle::signals::Detection;

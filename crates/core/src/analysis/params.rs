@@ -146,8 +146,19 @@ const INTEREST: SignalRule = SignalRule {
         (Cue::ShortLatency, 0.5),
         (Cue::LivelyExchange, 0.3),
         (Cue::Movement, 0.4),
+        // rules-6 (inter-2): the face shows interest too: a smile, raised brows (AU12,
+        // AU1+2), a face toward the camera (attention; Kleinke 1986).
+        (Cue::Smile, 0.6),
+        (Cue::BrowRaise, 0.5),
+        (Cue::GazeAtCamera, 0.3),
     ],
-    requires: Some(&[Cue::WideRange, Cue::Backchannels, Cue::ShortLatency]),
+    requires: Some(&[
+        Cue::WideRange,
+        Cue::Backchannels,
+        Cue::ShortLatency,
+        Cue::Smile,
+        Cue::BrowRaise,
+    ]),
     requires_also: None,
     thresholds: T,
     cap_medium: false,
@@ -184,7 +195,7 @@ pub const INTER_2_AUDIO: ModelParams = ModelParams {
 
 /// `inter-2`: audio and video, all 13 signals.
 pub const INTER_2: ModelParams = ModelParams {
-    version: "inter-2/rules-5",
+    version: "inter-2/rules-6",
     signals: &[
         AGREEMENT,
         CONFIDENCE,
@@ -194,9 +205,11 @@ pub const INTER_2: ModelParams = ModelParams {
                 (Cue::LongLatency, 0.8),
                 (Cue::RisingTerminal, 0.6),
                 (Cue::LongPauses, 0.3),
-                (Cue::Stillness, 0.3),
+                // rules-6: lowered brows (AU4), the facial action most tied to confusion
+                // (D'Mello & Graesser 2010; Grafsgaard et al. 2013), can carry it alone.
+                (Cue::BrowLower, 1.1),
             ],
-            requires: Some(&[Cue::LongLatency]),
+            requires: Some(&[Cue::LongLatency, Cue::BrowLower]),
             requires_also: None,
             thresholds: [1.1, 1.6, 2.2],
             cap_medium: false,
@@ -222,14 +235,22 @@ pub const INTER_2: ModelParams = ModelParams {
                 (Cue::LongSilence, 0.9),
                 (Cue::NarrowRange, 0.5),
                 (Cue::Quiet, 0.5),
-                (Cue::Stillness, 0.5),
                 (Cue::LongPauses, 0.2),
+                // rules-6: the face: turned away, eyes closed, or gone from the picture.
+                // (rules-4's whole-frame stillness is gone: a frozen or empty picture is not a
+                // still person.)
+                (Cue::FaceAway, 1.0),
+                (Cue::EyesClosed, 1.0),
+                (Cue::FaceAbsent, 1.0),
             ],
             requires: Some(&[
                 Cue::LittleSpeech,
                 Cue::LongSilence,
                 Cue::NarrowRange,
                 Cue::Quiet,
+                Cue::FaceAway,
+                Cue::EyesClosed,
+                Cue::FaceAbsent,
             ]),
             requires_also: None,
             thresholds: [1.0, 1.5, 2.1],
@@ -323,6 +344,9 @@ const ENGAGEMENT: EngagementRule = EngagementRule {
         (Cue::Loud, 0.3),
         (Cue::Fluent, 0.3),
         (Cue::Movement, 0.4),
+        (Cue::Nods, 0.4),
+        (Cue::Smile, 0.3),
+        (Cue::GazeAtCamera, 0.3),
     ],
     // rules-4: hesitation and late replies count against a brisk exchange.
     against_engaged: &[
@@ -337,7 +361,9 @@ const ENGAGEMENT: EngagementRule = EngagementRule {
         (Cue::LongSilence, 0.8),
         (Cue::NarrowRange, 0.5),
         (Cue::Quiet, 0.5),
-        (Cue::Stillness, 0.5),
+        (Cue::FaceAway, 0.8),
+        (Cue::EyesClosed, 0.8),
+        (Cue::FaceAbsent, 0.8),
     ],
     threshold: 0.8,
 };

@@ -389,6 +389,7 @@ fn nods_read_as_agreement_from_the_picture() {
         stillness: Some(0.2),
         nod: Some(0.9),
         shake: Some(0.0),
+        faces: None,
     });
     let verdicts = run(&INTER_2, &[nodding]);
     let f = finding(&verdicts[0], SignalType::Agreement).expect("agreement");

@@ -34,12 +34,28 @@
 //! - `nod` / `shake`: periodic vertical / horizontal head-region motion in the 1.5-5 Hz band,
 //!   each `0..=1` (see `periodic.rs`: fraction of the position track's variance a band
 //!   sinusoid explains x an amplitude share x the axis's share of the in-band amplitude).
+//! - `faces`: with pixels, the faces in the window ([`FaceTrack`]: detection, landmarks,
+//!   identities, head pose, expression geometry, nods and shakes per face). The analyzer reads
+//!   faces first and the whole-frame measures above only when no face is found.
+//!
+//! Pictures are decoded at [`faces::DECODE_FPS`] (luma at [`DEFAULT_LUMA_WIDTH`], RGB at
+//! [`faces::FACE_RGB_WIDTH`], [`PICTURES`]). A black picture ([`faces::is_black`]: a camera
+//! turned off or covered) is not recorded at all, so it counts as no video (coverage), never as
+//! a still scene; a picture identical to the one before is recorded as frozen.
 
+mod face_track;
+pub mod faces;
 mod periodic;
 mod profile;
+pub mod tracking;
 
-use attune_media::video::{decode_luma_each, LumaFrame, PixelSupport, DEFAULT_LUMA_WIDTH};
+use attune_media::live::LivePixels;
+use attune_media::video::{
+    decode_pictures_each, LumaFrame, PictureOptions, PixelSupport, VideoPicture, DEFAULT_LUMA_WIDTH,
+};
 use attune_media::{video_frames, MediaError, VideoFrameInfo};
+
+pub use face_track::FaceTrack;
 
 use crate::analysis::VideoMeasures;
 use profile::Profiles;
@@ -102,6 +118,22 @@ struct Previous {
     profiles: Profiles,
 }
 
+/// What the visual track decodes of each sampled picture.
+pub const PICTURES: PictureOptions = PictureOptions {
+    luma_width: DEFAULT_LUMA_WIDTH,
+    rgb_width: Some(faces::FACE_RGB_WIDTH),
+    sample_fps: Some(faces::DECODE_FPS),
+};
+
+/// Live pixel decoding for a stream's visual track: [`PICTURES`] within the media layer's
+/// default decode budget.
+pub fn live_pixels() -> LivePixels {
+    LivePixels {
+        options: PICTURES,
+        pixels_per_second: LivePixels::DEFAULT_BUDGET,
+    }
+}
+
 /// Per-frame visual records of one video track, built incrementally.
 #[derive(Debug, Clone, Default)]
 pub struct VisualTrack {
@@ -113,6 +145,10 @@ pub struct VisualTrack {
     intervals: std::collections::VecDeque<f64>,
     /// Time of the latest frame pushed, for the interval estimate.
     last_pts: Option<f64>,
+    /// The faces of the pictures, once a picture with colour was pushed.
+    faces: Option<FaceTrack>,
+    /// A decoded picture was pushed: encoded sizes are no longer recorded.
+    pixels_seen: bool,
 }
 
 impl VisualTrack {
@@ -168,10 +204,42 @@ impl VisualTrack {
         self.insert(record);
     }
 
+    /// Adds a decoded picture (pictures in presentation order): its luma for motion, and its
+    /// colour, when it has some, for faces. A black picture is not recorded (no video).
+    pub fn push_picture(&mut self, picture: &VideoPicture) {
+        let luma = &picture.luma;
+        if luma.data.len() != (luma.width as usize).saturating_mul(luma.height as usize) {
+            return;
+        }
+        if faces::is_black(&luma.data) {
+            // Motion is not measured across a stretch of black either.
+            self.previous = None;
+            return;
+        }
+        let frozen = self.previous.as_ref().is_some_and(|p| {
+            (p.width, p.height) == (luma.width, luma.height)
+                && mean_abs_diff(&p.data, &luma.data) < faces::FROZEN_MOTION
+        });
+        self.pixels_seen = true;
+        self.push_luma(luma);
+        if let Some(rgb) = &picture.rgb {
+            self.faces
+                .get_or_insert_with(FaceTrack::new)
+                .push(luma.pts, frozen, rgb.width, rgb.height, &rgb.data);
+        }
+    }
+
+    /// Ends the movements faces were making (the video ended).
+    pub fn finish(&mut self) {
+        if let Some(faces) = self.faces.as_mut() {
+            faces.finish();
+        }
+    }
+
     /// Adds an encoded frame of a stream without pixels (frames in decode or presentation
-    /// order; the record is placed by its time).
+    /// order; the record is placed by its time). Ignored once decoded pictures come.
     pub fn push_encoded(&mut self, frame: &VideoFrameInfo) {
-        if !frame.pts.is_finite() {
+        if !frame.pts.is_finite() || self.pixels_seen {
             return;
         }
         self.note_time(frame.pts);
@@ -200,11 +268,17 @@ impl VisualTrack {
     pub fn forget_before(&mut self, t: f64) {
         let keep_from = self.frames.partition_point(|f| f.pts < t);
         self.frames.drain(..keep_from);
+        if let Some(faces) = self.faces.as_mut() {
+            faces.forget_before(t);
+        }
     }
 
-    /// The measures of the window `[start, end)`.
+    /// The measures of the window `[start, end)`, faces included when pictures had colour.
     pub fn measure_window(&self, start: f64, end: f64) -> VideoMeasures {
-        measure_window(&self.frames, start, end)
+        VideoMeasures {
+            faces: self.faces.as_ref().map(|f| f.measure(start, end)),
+            ..measure_window(&self.frames, start, end)
+        }
     }
 
     /// Records a frame time; returns the current estimate of the frame interval.
@@ -271,6 +345,7 @@ pub fn measure_window(frames: &[VisualFrame], start: f64, end: f64) -> VideoMeas
         stillness,
         nod: vertical.map(|v| periodic::score(v, horizontal)),
         shake: horizontal.map(|h| periodic::score(h, vertical)),
+        faces: None,
     }
 }
 
@@ -328,15 +403,19 @@ fn mean_abs_diff(a: &[u8], b: &[u8]) -> f64 {
     sum as f64 / a.len().max(1) as f64
 }
 
-/// The visual track of an input's first video stream: decoded luma where the codec has a pixel
-/// decoder, encoded frame sizes otherwise; `None` without video.
+/// The visual track of an input's first video stream: decoded pictures ([`PICTURES`]: luma
+/// and faces) where the codec has a pixel decoder, encoded frame sizes otherwise; `None`
+/// without video.
 ///
 /// Errors: those of the media layer's container parsing.
 pub fn visual_track(bytes: &[u8]) -> Result<Option<VisualTrack>, MediaError> {
     let mut track = VisualTrack::new();
-    let summary = decode_luma_each(bytes, DEFAULT_LUMA_WIDTH, |frame| track.push_luma(&frame))?;
+    let summary = decode_pictures_each(bytes, PICTURES, |picture| track.push_picture(&picture))?;
     match summary.pixels {
-        PixelSupport::Decoded => Ok(Some(track)),
+        PixelSupport::Decoded => {
+            track.finish();
+            Ok(Some(track))
+        }
         PixelSupport::NoVideo => Ok(None),
         PixelSupport::NoPixelDecoder(_) => {
             for frame in &video_frames(bytes)? {

@@ -1,0 +1,206 @@
+//! The faces of one video track over time: per sampled picture, which faces (by tracker id)
+//! and what their geometry measured, plus the nods and shakes each face made; cut into windows
+//! as [`FaceMeasures`].
+//!
+//! Pictures come at the decode rate ([`super::faces::DECODE_FPS`]); faces are read from the
+//! first picture at or after each tick of [`FACE_FPS`]. A picture identical to the one before
+//! (`frozen`) is recorded but not read: a repeated picture shows nobody doing anything, and a
+//! frozen stream must not read as a face holding perfectly still. Two exceptions keep the poses
+//! right: a frozen picture that repeats a live one nobody read (it was between ticks) is read,
+//! since what it shows is new; and at a frozen picture the movement detectors are told that the
+//! faces last read are still where they were (time passes, so a head that stopped has stopped),
+//! without adding a sample. Nods and shakes are found on
+//! each face's whole pose series as it grows ([`SwingDetector`]), so a movement that straddles
+//! two windows is found whole; it belongs to the window in which it ended.
+
+use std::collections::BTreeMap;
+
+use super::faces::{FaceObservation, FaceReader, FACE_FPS};
+use super::tracking::{FaceTracker, Gesture, GestureKind, SwingDetector};
+use crate::analysis::{FaceMeasures, FaceSample, FaceWindow, GestureMeasure};
+
+#[derive(Debug, Clone)]
+struct Picture {
+    pts: f64,
+    frozen: bool,
+    faces: Vec<(u32, FaceObservation)>,
+}
+
+/// Faces over the pictures of one video track.
+#[derive(Debug, Clone, Default)]
+pub struct FaceTrack {
+    reader: FaceReader,
+    tracker: FaceTracker,
+    detectors: BTreeMap<u32, SwingDetector>,
+    next_tick: Option<f64>,
+    pictures: Vec<Picture>,
+    gestures: Vec<Gesture>,
+    first_face: Option<f64>,
+    /// A live picture came between ticks since faces were last read.
+    unread: bool,
+    /// The faces of the last reading: `(id, pitch, yaw)`.
+    last_poses: Vec<(u32, f64, f64)>,
+}
+
+impl FaceTrack {
+    /// An empty track.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn due(&mut self, pts: f64) -> bool {
+        let interval = 1.0 / FACE_FPS;
+        let due = self
+            .next_tick
+            .is_none_or(|next| pts >= next - interval * 0.25 || pts < next - 2.0 * interval);
+        if due {
+            self.next_tick = Some(match self.next_tick {
+                Some(next) if pts - next < interval && pts >= next - interval => next + interval,
+                _ => pts + interval,
+            });
+        }
+        due
+    }
+
+    /// Adds a picture (in presentation order): `frozen` when it repeats the previous picture,
+    /// else its RGB8 pixels are read for faces if a face sample is due.
+    pub fn push(&mut self, pts: f64, frozen: bool, width: u32, height: u32, rgb: &[u8]) {
+        if !pts.is_finite() {
+            return;
+        }
+        if !self.due(pts) {
+            self.unread |= !frozen;
+            return;
+        }
+        if frozen && !self.unread {
+            // The same faces in the same poses as last read: the detectors see time pass.
+            for &(id, pitch, yaw) in &self.last_poses {
+                if let Some(d) = self.detectors.get_mut(&id) {
+                    self.gestures.extend(d.push(pts, pitch, yaw));
+                }
+            }
+            self.pictures.push(Picture {
+                pts,
+                frozen: true,
+                faces: Vec::new(),
+            });
+            return;
+        }
+        self.unread = false;
+        let found = self.reader.read(pts, width, height, rgb);
+        let boxes: Vec<[f32; 4]> = found.iter().map(|f| f.bbox).collect();
+        let ids = self.tracker.assign(pts, &boxes);
+        // A face not in this picture ends the movements it was making.
+        let lost: Vec<u32> = self
+            .detectors
+            .keys()
+            .copied()
+            .filter(|id| !ids.contains(id))
+            .collect();
+        for id in lost {
+            if let Some(mut d) = self.detectors.remove(&id) {
+                self.gestures.extend(d.finish());
+            }
+        }
+        self.last_poses.clear();
+        for (id, f) in ids.iter().zip(&found) {
+            let (pitch, yaw) = (f64::from(f.pitch), f64::from(f.yaw));
+            self.last_poses.push((*id, pitch, yaw));
+            match self.detectors.get_mut(id) {
+                Some(d) => self.gestures.extend(d.push(pts, pitch, yaw)),
+                None => {
+                    self.detectors
+                        .insert(*id, SwingDetector::new(*id, pts, pitch, yaw));
+                }
+            }
+        }
+        if !found.is_empty() && self.first_face.is_none() {
+            self.first_face = Some(pts);
+        }
+        self.pictures.push(Picture {
+            pts,
+            frozen: false,
+            faces: ids.into_iter().zip(found).collect(),
+        });
+    }
+
+    /// Ends the movements under way (the video ended).
+    pub fn finish(&mut self) {
+        for d in self.detectors.values_mut() {
+            self.gestures.extend(d.finish());
+        }
+    }
+
+    /// Drops pictures and gestures before `t` seconds.
+    pub fn forget_before(&mut self, t: f64) {
+        let cut = self.pictures.partition_point(|p| p.pts < t);
+        self.pictures.drain(..cut);
+        self.gestures.retain(|g| g.end >= t);
+    }
+
+    /// The faces of the window `[start, end)`.
+    pub fn measure(&self, start: f64, end: f64) -> FaceMeasures {
+        let lo = self.pictures.partition_point(|p| p.pts < start);
+        let hi = self.pictures.partition_point(|p| p.pts < end);
+        let inside = &self.pictures[lo..hi.max(lo)];
+        let mut faces: BTreeMap<u32, FaceWindow> = BTreeMap::new();
+        let mut xs: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+        for p in inside.iter().filter(|p| !p.frozen) {
+            for (id, f) in &p.faces {
+                let w = faces.entry(*id).or_insert_with(|| FaceWindow {
+                    id: *id,
+                    ..FaceWindow::default()
+                });
+                w.samples.push(FaceSample {
+                    t: p.pts,
+                    yaw: f64::from(f.yaw),
+                    pitch: f64::from(f.pitch),
+                    away: f64::from(f.away),
+                    smile: f64::from(f.smile),
+                    brow: f64::from(f.brow),
+                    ear: f64::from(f.ear),
+                });
+                xs.entry(*id).or_default().push(f64::from(f.centre()[0]));
+            }
+        }
+        for g in self
+            .gestures
+            .iter()
+            .filter(|g| g.end >= start && g.end < end)
+        {
+            let w = faces.entry(g.face).or_insert_with(|| FaceWindow {
+                id: g.face,
+                ..FaceWindow::default()
+            });
+            let m = GestureMeasure {
+                start: g.start,
+                end: g.end,
+                count: g.count,
+                amplitude: g.amplitude,
+            };
+            match g.kind {
+                GestureKind::Nod => w.nods.push(m),
+                GestureKind::Shake => w.shakes.push(m),
+            }
+        }
+        for (id, w) in faces.iter_mut() {
+            if let Some(x) = xs.get(id).filter(|x| !x.is_empty()) {
+                w.x = x.iter().sum::<f64>() / x.len() as f64;
+            } else {
+                w.x = 0.5;
+            }
+        }
+        let frozen = inside.iter().filter(|p| p.frozen).count() as u32;
+        let faceless = inside
+            .iter()
+            .filter(|p| !p.frozen && p.faces.is_empty())
+            .count() as u32;
+        FaceMeasures {
+            pictures: inside.len() as u32,
+            frozen,
+            faceless,
+            seen_before: self.first_face.is_some_and(|t| t < end),
+            faces: faces.into_values().collect(),
+        }
+    }
+}
