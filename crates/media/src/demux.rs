@@ -135,6 +135,19 @@ pub(crate) struct StepState {
     pub(crate) resync_dropped: usize,
 }
 
+impl StepState {
+    /// Damage in a live stream: reports it, forgets any ignored unit and returns the one byte
+    /// to consume, stepping past the damaged header so the resynchronisation scan (which the
+    /// caller enters) does not find it again.
+    pub(crate) fn unreadable(&mut self, reason: impl Into<String>, out: &mut Vec<Event>) -> usize {
+        out.push(Event::Problem(LiveProblem::Unreadable {
+            reason: reason.into(),
+        }));
+        self.skip = 0;
+        1
+    }
+}
+
 /// A demuxer that parses bytes where they arrive: each step reads the unconsumed bytes and
 /// says how many it consumed, and only the start of a unit a feed cut off is kept, in its tail.
 /// Every stepper is a [`Demuxer`] by the same feed loop.

@@ -135,6 +135,15 @@ macro_rules! contract {
     };
 }
 
+/// The id of account "acme" (default limits), made if it is not there yet.
+async fn acme(store: &dyn StoreHandle) -> i64 {
+    store
+        .ensure_account("acme", AccountLimits::default())
+        .await
+        .unwrap()
+        .id
+}
+
 /// An account with default limits and one key of `scopes`: (account id, key id).
 async fn account_with_key(
     store: &dyn StoreHandle,
@@ -460,11 +469,7 @@ contract!(
     |b: Backend| async move {
         let a = b.open().await;
         let other = b.open().await;
-        let account_id = a
-            .ensure_account("acme", AccountLimits::default())
-            .await
-            .unwrap()
-            .id;
+        let account_id = acme(a.as_ref()).await;
         let key = a.create_key(account_id, &[Scope::Stream]).await.unwrap();
         let token = new_token(account_id, &key.record.id, None);
         a.create_token(token.clone()).await.unwrap();
@@ -534,11 +539,7 @@ contract!(
     the_oldest_queued_job_is_the_earliest_accepted_still_waiting,
     |b: Backend| async move {
         let store = b.open().await;
-        let account_id = store
-            .ensure_account("acme", AccountLimits::default())
-            .await
-            .unwrap()
-            .id;
+        let account_id = acme(store.as_ref()).await;
         assert_eq!(store.oldest_queued().await.unwrap(), None);
         for (id, second) in [("first", 5), ("second", 9), ("third", 12)] {
             let job = NewJob {
@@ -563,11 +564,7 @@ contract!(
     jobs_move_only_forward_through_their_states,
     |b: Backend| async move {
         let store = b.open().await;
-        let account_id = store
-            .ensure_account("acme", AccountLimits::default())
-            .await
-            .unwrap()
-            .id;
+        let account_id = acme(store.as_ref()).await;
         let created = store
             .create_job(new_job(account_id, "a", None))
             .await
@@ -627,11 +624,7 @@ contract!(
     a_restart_fails_unfinished_jobs_with_ih1004_and_purges_expired_ones,
     |b: Backend| async move {
         let store = b.open().await;
-        let account_id = store
-            .ensure_account("acme", AccountLimits::default())
-            .await
-            .unwrap()
-            .id;
+        let account_id = acme(store.as_ref()).await;
         for id in ["queued", "running", "done"] {
             store
                 .create_job(new_job(account_id, id, None))
@@ -826,11 +819,7 @@ mod shared {
             return;
         };
         assert!(a.shares_queue());
-        let account_id = a
-            .ensure_account("acme", AccountLimits::default())
-            .await
-            .unwrap()
-            .id;
+        let account_id = acme(&a).await;
         let record = a
             .enqueue_job(new_job(account_id, "q1", None), media(b"RIFF-one"))
             .await

@@ -160,27 +160,28 @@ impl FaceBaselines {
         let several = m.faces.len() >= 2;
         for f in &m.faces {
             let who = name(f, several);
-            if let Some((count, start, end, amp)) = gestures(&f.nods) {
-                offer(
-                    Cue::Nods,
-                    gesture_strength(count, amp, 0.4),
-                    format!(
-                        "{who}: {} in {:.1} s ({start:.1}-{end:.1} s), pitch amplitude {amp:.0} degrees",
-                        plural(count, "nod", "nods"),
-                        end - start
-                    ),
-                );
-            }
-            if let Some((count, start, end, amp)) = gestures(&f.shakes) {
-                offer(
+            let movements = [
+                (Cue::Nods, &f.nods, 0.4, ("nod", "nods"), "pitch"),
+                (
                     Cue::Shakes,
-                    gesture_strength(count, amp, 0.5),
-                    format!(
-                        "{who}: {} in {:.1} s ({start:.1}-{end:.1} s), yaw amplitude {amp:.0} degrees",
-                        plural(count, "head shake", "head shakes"),
-                        end - start
-                    ),
-                );
+                    &f.shakes,
+                    0.5,
+                    ("head shake", "head shakes"),
+                    "yaw",
+                ),
+            ];
+            for (cue, list, base, (one, many), axis) in movements {
+                if let Some((count, start, end, amp)) = gestures(list) {
+                    offer(
+                        cue,
+                        gesture_strength(count, amp, base),
+                        format!(
+                            "{who}: {} in {:.1} s ({start:.1}-{end:.1} s), {axis} amplitude {amp:.0} degrees",
+                            plural(count, one, many),
+                            end - start
+                        ),
+                    );
+                }
             }
             let n = f.samples.len();
             if n < MIN_FACE_SAMPLES {

@@ -3,7 +3,11 @@
 //! voice quality and speech share, each judged against the population norm
 //! and the speaker's own baseline (see the parent module).
 
-use super::*;
+use super::{
+    hz, percent, reply_gaps, stronger, ConversationBaselines, Cue, Judged, WindowFeatures,
+    PITCH_HIGH_NORM, PITCH_LOW_NORM, RANGE_NORM, RATE_NORM, SNR_PROSODY_DB, SNR_VOICE_QUALITY_DB,
+    VOICE_MIN_SPEECH_S,
+};
 
 impl ConversationBaselines {
     /// Offers every cue the window's audio supports to `push` (cue, raw

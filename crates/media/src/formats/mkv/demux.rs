@@ -194,15 +194,10 @@ impl MkvDemuxer {
             self.level = Level::Done;
             return 0;
         }
-        out.push(Event::Problem(LiveProblem::Unreadable {
-            reason: reason.into(),
-        }));
         self.level = Level::Resync;
         self.segment_end = None;
         self.cluster_end = None;
-        self.steps.skip = 0;
-        // Step past the damaged header so the scan does not find it again.
-        1
+        self.steps.unreadable(reason, out)
     }
 
     /// Data that needs a header this file has not given: in a stream, reported once per file

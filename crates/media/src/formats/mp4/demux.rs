@@ -153,15 +153,10 @@ impl Mp4Demuxer {
             self.state = State::Done;
             return 0;
         }
-        out.push(Event::Problem(LiveProblem::Unreadable {
-            reason: reason.into(),
-        }));
         self.state = State::Resync;
-        self.steps.skip = 0;
         self.audio_samples.clear();
         self.video_samples.clear();
-        // Step past the damaged header so the scan does not find it again.
-        1
+        self.steps.unreadable(reason, out)
     }
 
     /// Scans a stream for the next box that starts a file or a fragment; `None` to wait.
