@@ -8,7 +8,8 @@
 # Self-contained: creates a fresh virtualenv under the cargo target directory,
 # installs the pinned client, builds the release server, starts it on a free
 # loopback port with a temporary store, creates its API keys with the CLI,
-# runs the tests and always stops the server.
+# runs the tests, checks the `/metrics` scrape they leave with the Prometheus
+# project's OpenMetrics parser (check_metrics.py) and always stops the server.
 # Exit status: non-zero when any test fails, or when the server cannot be
 # built, started or stopped cleanly, or panicked.
 #
@@ -77,6 +78,8 @@ export SDK_BASE_URL="http://$addr"
 
 status=0
 "$VENV/bin/python" tests/sdk/test_sdk.py || status=$?
+# The scrape after all that traffic, through the Prometheus project's parser.
+"$VENV/bin/python" tests/sdk/check_metrics.py "$SDK_BASE_URL" || status=$?
 
 kill -TERM "$server_pid"
 if ! wait "$server_pid"; then
