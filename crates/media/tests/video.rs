@@ -255,6 +255,35 @@ fn sampling_converts_only_frames_on_the_requested_rate() {
 }
 
 #[test]
+fn sampling_a_stream_with_b_frames_leaves_undecoded_only_pictures_nothing_needs() {
+    // libx264 High profile with B-frames: at 3 of 10 fps most non-reference B pictures are
+    // neither shown nor decoded. Every picture that is shown must be the very one the full
+    // decode gives at that time (a skipped reference would corrupt the pictures after it),
+    // and the sampler must pick the same times as over the full decode.
+    let name = "faces/video/astronaut_h264.mp4";
+    let all = pictures(name, None, None);
+    let sampled = pictures(name, None, Some(3.0));
+    let interval = 1.0 / 3.0;
+    let mut next = f64::NEG_INFINITY;
+    let mut expected = Vec::new();
+    for p in &all {
+        if p.luma.pts >= next - interval * 1e-3 {
+            next = if p.luma.pts - next >= interval {
+                p.luma.pts + interval
+            } else {
+                next + interval
+            };
+            expected.push(p);
+        }
+    }
+    assert!(expected.len() > 50, "{} pictures", expected.len());
+    assert_eq!(sampled.len(), expected.len());
+    for (s, e) in sampled.iter().zip(expected) {
+        assert_eq!(s.luma, e.luma, "picture at {} s", e.luma.pts);
+    }
+}
+
+#[test]
 fn an_edit_list_hides_its_leading_frames_but_decodes_from_the_keyframe_before_them() {
     // The file is cut at 1 s from a stream with keyframes at 0, 2 and 4 s: frames 0-0.9 s are
     // decoded only as references, the first shown picture is the source's 1.0 s one.

@@ -18,8 +18,9 @@ enum Inner {
 }
 
 /// Which presented pictures are converted: at most `fps` a second of media, the first picture
-/// at or after each tick. Every frame is still decoded (inter frames need their references);
-/// only conversion and scaling are saved, which is most of the cost at small target sizes.
+/// at or after each tick. Frames other pictures predict from are still decoded (inter frames
+/// need their references), and for them only conversion and scaling are saved; H.264
+/// pictures nothing predicts from (`nal_ref_idc` 0) are not decoded at all.
 #[derive(Debug, Clone, Copy)]
 struct Sampler {
     interval: f64,
@@ -173,8 +174,9 @@ impl LumaDecoder {
     }
 
     /// Converts at most `fps` pictures a second of media (the first at or after each tick of
-    /// a `1/fps` grid); the others are still decoded but give no picture and are counted in
-    /// [`unsampled`](Self::unsampled). A rate that is not positive and finite samples
+    /// a `1/fps` grid); the others give no picture and are counted in
+    /// [`unsampled`](Self::unsampled). They are still decoded when later frames may need them
+    /// (H.264 non-reference pictures are not decoded at all). A rate that is not positive and finite samples
     /// everything.
     #[must_use]
     pub fn with_sample_rate(mut self, fps: f64) -> Self {
@@ -211,7 +213,7 @@ impl LumaDecoder {
     }
 
     /// Decodes one frame of an [`EncodedVideo`]; frames that are not presented are decoded (later
-    /// frames may need them) but give no picture.
+    /// frames may need them; H.264 pictures nothing needs are skipped) but give no picture.
     pub fn decode_frame(&mut self, frame: &EncodedVideoFrame) -> Option<LumaFrame> {
         self.decode_picture(frame).map(|p| p.luma)
     }
@@ -278,7 +280,8 @@ impl LumaDecoder {
         self.skipped
     }
 
-    /// Presented frames decoded but passed over by the sampler so far.
+    /// Presented frames passed over by the sampler so far (decoded unless no other picture
+    /// needs them: H.264 non-reference pictures are then skipped whole).
     pub fn unsampled(&self) -> usize {
         self.unsampled
     }
@@ -316,6 +319,33 @@ impl LumaDecoder {
         due.then_some(self.want)
     }
 
+    /// Whether a picture shown at `pts`, fed now, will be converted when it comes out: the
+    /// sampler is run on a copy over the pictures still held that come out before it
+    /// (presentation order). A picture fed later but shown earlier (not seen in the streams
+    /// encoders write, where a non-reference picture is the last of its group to be decoded)
+    /// could shift the sampling by one picture; it cannot make any picture decode wrongly.
+    fn would_sample(&self, pts: f64, presented: bool) -> bool {
+        if !presented {
+            return false;
+        }
+        let Some(mut sampler) = self.sampler else {
+            return true;
+        };
+        let mut earlier: Vec<f64> = self
+            .pending
+            .iter()
+            .filter(|&&(q, shown)| shown && q < pts)
+            .map(|&(q, _)| q)
+            .collect();
+        earlier.sort_by(f64::total_cmp);
+        for q in earlier {
+            if sampler.due(q) {
+                sampler.mark(q);
+            }
+        }
+        sampler.due(pts)
+    }
+
     fn shown(&mut self, pts: f64, picture: Option<yuv::Converted>) -> Option<VideoPicture> {
         let Some(c) = picture else {
             self.unsampled += 1;
@@ -339,6 +369,15 @@ impl LumaDecoder {
         if data.is_empty() {
             self.skipped += 1;
             return None;
+        }
+        if let Inner::H264(decoder) = &self.inner {
+            // A disposable picture (no other picture predicts from it) that the sampler will
+            // pass over is not decoded at all: at 10 of 30 fps that spares most of the
+            // non-reference B-frames libx264 and cameras write, a large share of the decode.
+            if !self.would_sample(pts, presented) && decoder.is_disposable(data) {
+                self.unsampled += usize::from(presented);
+                return None;
+            }
         }
         if self.budget.is_some() {
             let key = keyframe.unwrap_or_else(|| self.is_keyframe(data));

@@ -124,6 +124,40 @@ impl H264Decoder {
         idr
     }
 
+    /// Whether an access unit is disposable: every slice in it has `nal_ref_idc` 0 (H.264
+    /// 7.4.1), so no other picture predicts from it and leaving it undecoded changes no other
+    /// picture (non-reference pictures carry no reference marking and do not advance
+    /// `frame_num`). A unit that also carries parameter sets, or holds no slice, is not.
+    pub(crate) fn is_disposable(&self, data: &[u8]) -> bool {
+        let mut slices = 0usize;
+        let mut disposable = true;
+        let mut look = |header: u8| match header & 0x1f {
+            // Non-IDR slice and data partitions A-C.
+            1..=4 => {
+                slices += 1;
+                disposable &= header & 0x60 == 0;
+            }
+            // IDR slices, SPS, PPS, SPS extension, subset SPS: always needed.
+            5 | 7 | 8 | 13 | 15 => disposable = false,
+            _ => {}
+        };
+        match self.length_size {
+            // A frame whose lengths do not add up is decoded as usual (`decode` then tries
+            // it as Annex B): never skip what was not read.
+            Some(n) => {
+                if !length_prefixed_headers(data, n, &mut look) {
+                    return false;
+                }
+            }
+            None => annex_b_units(data).for_each(|nal| {
+                if let Some(&h) = nal.first() {
+                    look(h);
+                }
+            }),
+        }
+        disposable && slices > 0
+    }
+
     fn decode_annex_b(&mut self, annex_b: &[u8], want: Option<Want>) -> Result<Pic, FrameError> {
         let decoder = &mut self.decoder;
         let outcome = crate::guard::catch(|| match decoder.decode(annex_b) {
@@ -246,6 +280,29 @@ fn length_prefixed_to_annex_b(data: &[u8], length_size: usize, out: &mut Vec<u8>
     !out.is_empty()
 }
 
+/// Passes the header byte of each length-prefixed NAL unit to `look`; `false` when a length
+/// runs past the frame (some headers may have been passed) or there is no unit.
+fn length_prefixed_headers(data: &[u8], length_size: usize, mut look: impl FnMut(u8)) -> bool {
+    let mut c = Cursor::new(data);
+    let mut any = false;
+    while !c.is_empty() {
+        let Some(prefix) = c.take(length_size) else {
+            return false;
+        };
+        let len = prefix
+            .iter()
+            .fold(0usize, |acc, &b| (acc << 8) | usize::from(b));
+        let Some(nal) = c.take(len) else {
+            return false;
+        };
+        if let Some(&h) = nal.first() {
+            look(h);
+            any = true;
+        }
+    }
+    any
+}
+
 /// Whether a frame already starts with an Annex B start code (some muxers store Annex B in
 /// MP4 or Matroska despite the `avcC`).
 fn looks_like_annex_b(data: &[u8]) -> bool {
@@ -298,6 +355,26 @@ mod tests {
             4,
             &mut out
         ));
+    }
+
+    #[test]
+    fn only_access_units_of_non_reference_slices_are_disposable() {
+        let annex_b = H264Decoder::new(None).unwrap();
+        // A non-reference P/B slice (nal_ref_idc 0, type 1), with an SEI and an AUD beside it.
+        assert!(
+            annex_b.is_disposable(&[0, 0, 0, 1, 0x09, 0xf0, 0, 0, 1, 0x06, 5, 0, 0, 1, 0x01, 0x9a])
+        );
+        // A reference slice (nal_ref_idc 2), an IDR slice, parameter sets, no slice at all.
+        assert!(!annex_b.is_disposable(&[0, 0, 1, 0x41, 0x9a]));
+        assert!(!annex_b.is_disposable(&[0, 0, 1, 0x01, 0x9a, 0, 0, 1, 0x41, 0x9a]));
+        assert!(!annex_b.is_disposable(&[0, 0, 1, 0x65, 0x88]));
+        assert!(!annex_b.is_disposable(&[0, 0, 1, 0x67, 66, 0, 0, 1, 0x01, 0x9a]));
+        assert!(!annex_b.is_disposable(&[0, 0, 1, 0x09, 0xf0]));
+        // The same units length-prefixed, as MP4 stores them.
+        let mp4 = H264Decoder::new(Some(&[1, 100, 0, 30, 0xff, 0xe0, 0])).unwrap();
+        assert!(mp4.is_disposable(&[0, 0, 0, 2, 0x01, 0x9a]));
+        assert!(!mp4.is_disposable(&[0, 0, 0, 2, 0x21, 0x9a]));
+        assert!(!mp4.is_disposable(&[0, 0, 0, 2, 0x01, 0x9a, 0, 0, 0, 2, 0x61, 0x9a]));
     }
 
     #[test]

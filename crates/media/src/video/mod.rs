@@ -118,8 +118,9 @@ pub struct LumaSummary {
     /// Frames that did not decode (corrupt, missing their reference, or cut off) and were
     /// skipped.
     pub skipped: usize,
-    /// Presented frames decoded but passed over by the sampling rate
-    /// ([`PictureOptions::sample_fps`]).
+    /// Presented frames passed over by the sampling rate ([`PictureOptions::sample_fps`]):
+    /// decoded when later frames may need them, not decoded at all when nothing does (H.264
+    /// non-reference pictures).
     pub unsampled: usize,
 }
 
