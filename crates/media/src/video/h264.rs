@@ -260,9 +260,13 @@ fn parse_avcc(record: &[u8]) -> Option<(usize, Vec<u8>)> {
     Some((length_size, sets))
 }
 
-/// Rewrites length-prefixed NAL units as Annex B into `out`; `false` when a length runs past
-/// the frame.
-fn length_prefixed_to_annex_b(data: &[u8], length_size: usize, out: &mut Vec<u8>) -> bool {
+/// Calls `each` with every length-prefixed NAL unit of `data` in order; `false` when a length
+/// runs past the frame (the units before it have been passed).
+fn for_each_length_prefixed<'a>(
+    data: &'a [u8],
+    length_size: usize,
+    mut each: impl FnMut(&'a [u8]),
+) -> bool {
     let mut c = Cursor::new(data);
     while !c.is_empty() {
         let Some(prefix) = c.take(length_size) else {
@@ -274,33 +278,30 @@ fn length_prefixed_to_annex_b(data: &[u8], length_size: usize, out: &mut Vec<u8>
         let Some(nal) = c.take(len) else {
             return false;
         };
+        each(nal);
+    }
+    true
+}
+
+/// Rewrites length-prefixed NAL units as Annex B into `out`; `false` when a length runs past
+/// the frame.
+fn length_prefixed_to_annex_b(data: &[u8], length_size: usize, out: &mut Vec<u8>) -> bool {
+    for_each_length_prefixed(data, length_size, |nal| {
         out.extend_from_slice(&START_CODE);
         out.extend_from_slice(nal);
-    }
-    !out.is_empty()
+    }) && !out.is_empty()
 }
 
 /// Passes the header byte of each length-prefixed NAL unit to `look`; `false` when a length
 /// runs past the frame (some headers may have been passed) or there is no unit.
 fn length_prefixed_headers(data: &[u8], length_size: usize, mut look: impl FnMut(u8)) -> bool {
-    let mut c = Cursor::new(data);
     let mut any = false;
-    while !c.is_empty() {
-        let Some(prefix) = c.take(length_size) else {
-            return false;
-        };
-        let len = prefix
-            .iter()
-            .fold(0usize, |acc, &b| (acc << 8) | usize::from(b));
-        let Some(nal) = c.take(len) else {
-            return false;
-        };
+    for_each_length_prefixed(data, length_size, |nal| {
         if let Some(&h) = nal.first() {
             look(h);
             any = true;
         }
-    }
-    any
+    }) && any
 }
 
 /// Whether a frame already starts with an Annex B start code (some muxers store Annex B in
