@@ -5,15 +5,13 @@
 //! ```
 //!
 //! Prints one row per file (DER with a 0.25 s collar, pyannote.metrics
-//! convention, for the online attribution streams use and for the
-//! whole-file clustering uploads use) and the corpus totals (time-weighted).
-//! `ONLINE_*` and `DIARIZE_*` variables override the settings for tuning;
-//! `DIARIZATION_TIME=1` also times the online attribution per file.
+//! convention, for the online tracker that streams and uploads use and for
+//! the whole-file clustering) and the corpus totals (time-weighted).
 
 use attune_core::diarization::{
     diarization_error_rate, parse_rttm, speaker_segments, DerBreakdown, SpeakerSegment,
 };
-use attune_core::features::{self, DiarizeParams, FrameFeatures, OnlineParams};
+use attune_core::features::{self, DiarizeParams, FrameFeatures};
 
 const COLLAR: f64 = 0.25;
 
@@ -27,33 +25,7 @@ fn read_wav(path: &str) -> Vec<f32> {
 
 fn evaluate(wav: &str, rttm: &str) -> (DerBreakdown, DerBreakdown, usize, usize) {
     let reference = parse_rttm(&std::fs::read_to_string(rttm).unwrap_or_default());
-    let samples = read_wav(wav);
-    let online: FrameFeatures = features::extract_online_with(&samples, &online_params());
-    if std::env::var("DIARIZATION_TIME").is_ok() {
-        // Extraction with the online attribution against extraction that
-        // decides speakers once, at the end: the best of 5 runs each.
-        let best = |p: &OnlineParams| {
-            (0..5)
-                .map(|_| {
-                    let t = std::time::Instant::now();
-                    let _ = features::extract_online_with(&samples, p);
-                    t.elapsed().as_secs_f64()
-                })
-                .fold(f64::INFINITY, f64::min)
-        };
-        let with = best(&online_params());
-        let once = best(&OnlineParams {
-            commit_s: 1e9,
-            ..online_params()
-        });
-        println!(
-            "TIME {wav}: {:.1} ms online, {:.1} ms deciding once, {:.1} s of media",
-            1e3 * with,
-            1e3 * once,
-            samples.len() as f64 / 16_000.0
-        );
-    }
-    let mut offline = features::extract(&samples);
+    let online: FrameFeatures = features::extract(&read_wav(wav));
     // For tuning outside Rust: the units and the hypothesis speech segments.
     if let Ok(dir) = std::env::var("DIARIZATION_DUMP") {
         let name = std::path::Path::new(wav)
@@ -67,6 +39,7 @@ fn evaluate(wav: &str, rttm: &str) -> (DerBreakdown, DerBreakdown, usize, usize)
         let dump = serde_json::json!({ "units": online.speech_units, "speech": speech });
         let _ = std::fs::write(format!("{dir}/{name}.json"), dump.to_string());
     }
+    let mut offline = online.clone();
     features::diarize_with(&mut offline, &params());
     if std::env::var("DIARIZATION_PAIRS").is_ok() {
         pairs(wav, &offline, Some(&reference));
@@ -104,31 +77,6 @@ fn params() -> DiarizeParams {
         timbre_merge: var("DIARIZE_TIMBRE").unwrap_or(d.timbre_merge),
         min_cluster_s: var("DIARIZE_MIN_S").unwrap_or(d.min_cluster_s),
         island_s: var("DIARIZE_ISLAND").unwrap_or(d.island_s),
-    }
-}
-
-/// The online settings, defaults unless overridden for tuning by
-/// `ONLINE_HISTORY_S`, `ONLINE_COMMIT_S`, `ONLINE_MAX_BLOCKS`, `ONLINE_SPLIT`,
-/// `ONLINE_MIN_NEW_S` and, for the
-/// chain it runs on the history, `ONLINE_LAMBDA`, `ONLINE_RECLUSTER`,
-/// `ONLINE_SWITCH`, `ONLINE_TIMBRE`, `ONLINE_ISLAND`.
-fn online_params() -> OnlineParams {
-    let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<f64>().ok());
-    let d = OnlineParams::default();
-    OnlineParams {
-        diarize: DiarizeParams {
-            lambda: var("ONLINE_LAMBDA").unwrap_or(d.diarize.lambda),
-            recluster_lambda: var("ONLINE_RECLUSTER").unwrap_or(d.diarize.recluster_lambda),
-            switch_penalty: var("ONLINE_SWITCH").unwrap_or(d.diarize.switch_penalty),
-            timbre_merge: var("ONLINE_TIMBRE").unwrap_or(d.diarize.timbre_merge),
-            island_s: var("ONLINE_ISLAND").unwrap_or(d.diarize.island_s),
-            ..d.diarize
-        },
-        history_s: var("ONLINE_HISTORY_S").unwrap_or(d.history_s),
-        commit_s: var("ONLINE_COMMIT_S").unwrap_or(d.commit_s),
-        min_new_s: var("ONLINE_MIN_NEW_S").unwrap_or(d.min_new_s),
-        max_blocks: var("ONLINE_MAX_BLOCKS").map_or(d.max_blocks, |v| v as usize),
-        split_units: var("ONLINE_SPLIT").map_or(d.split_units, |v| v != 0.0),
     }
 }
 
@@ -241,20 +189,12 @@ fn pairs(name: &str, f: &FrameFeatures, reference: Option<&[SpeakerSegment]>) {
 /// Speakers the whole-file clustering finds in `samples` (one voice, or the
 /// known count).
 fn count_speakers(name: &str, samples: &[f32], expected: usize) {
-    let online = features::extract_online_with(samples, &online_params());
     let mut f = features::extract(samples);
     features::diarize_with(&mut f, &params());
-    let count = |f: &FrameFeatures| {
-        let mut ids: Vec<u8> = f.speech_units.iter().filter_map(|u| u.speaker).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        ids.len()
-    };
-    println!(
-        "| {name} | {} speakers whole file, {} online (expected {expected}) |",
-        count(&f),
-        count(&online)
-    );
+    let mut ids: Vec<u8> = f.speech_units.iter().filter_map(|u| u.speaker).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    println!("| {name} | {} speakers (expected {expected}) |", ids.len());
     if std::env::var("DIARIZATION_PAIRS").is_ok() {
         pairs(name, &f, None);
     }

@@ -264,9 +264,8 @@ pub enum Diarization {
     /// from all of it. What uploads use.
     #[default]
     WholeFile,
-    /// The online speaker attribution, as a stream hears the same audio:
-    /// each unit labelled at the window end after it from the 30 s heard
-    /// before that. For comparing a file with a
+    /// The online speaker tracker, as a stream hears the same audio: each
+    /// unit labelled from what came before it. For comparing a file with a
     /// stream of it.
     Online,
 }

@@ -78,25 +78,25 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use bic::OnlineDiarizer;
 use harmonicity::HarmonicityAnalyzer;
 use history::SampleHistory;
 use intensity::IntensityAnalyzer;
 use pitch::{AcAnalyzer, Candidate, PitchPath};
 use pulses::PulseTracker;
-use speakers::UnitBuilder;
+use speakers::{SpeakerTracker, UnitBuilder};
 use spectral::SpectralAnalyzer;
 use vad::Vad;
 
-pub use bic::{diarize, diarize_with, DiarizeParams, OnlineParams};
+pub use bic::{diarize, diarize_with, DiarizeParams};
 pub use intensity::{INTENSITY_FLOOR_DB, INTENSITY_MIN_PITCH_HZ};
 pub use pitch::{PITCH_CEILING_HZ, PITCH_FLOOR_HZ};
 pub use pulses::{
     Pulse, MAX_AMPLITUDE_FACTOR, MAX_PERIOD_FACTOR, PERIOD_CEILING_S, PERIOD_FLOOR_S,
 };
 pub use speakers::{
-    SpeechUnit, VoicedSegment, MAX_SPEAKERS, MIN_SEGMENT_FRAMES, MIN_UNIT_VOICED_FRAMES,
-    UNIT_GAP_FRAMES, UNIT_MAX_FRAMES,
+    SpeechUnit, VoicedSegment, F0_SCALE_ST, MAX_SPEAKERS, MERGE_DISTANCE,
+    MIN_FOUNDING_VOICED_FRAMES, MIN_SEGMENT_FRAMES, MIN_UNIT_VOICED_FRAMES, NEW_SPEAKER_DISTANCE,
+    TIMBRE_SD, UNIT_GAP_FRAMES, UNIT_MAX_FRAMES,
 };
 pub use spectral::TIMBRE_DIMS;
 pub use summary::{
@@ -320,7 +320,7 @@ pub struct FeatureExtractor {
     open_run: Option<u64>,
     pulses: PulseTracker,
     units: UnitBuilder,
-    speakers: OnlineDiarizer,
+    speakers: SpeakerTracker,
     scratch_f0: Vec<f32>,
 }
 
@@ -333,12 +333,6 @@ impl Default for FeatureExtractor {
 impl FeatureExtractor {
     /// A fresh extractor at time 0.
     pub fn new() -> Self {
-        Self::with_online_params(OnlineParams::default())
-    }
-
-    /// A fresh extractor whose online speaker attribution uses `params`
-    /// (for evaluation and tuning; streams use [`FeatureExtractor::new`]).
-    pub fn with_online_params(params: OnlineParams) -> Self {
         Self {
             history: SampleHistory::new(),
             total: 0,
@@ -358,7 +352,7 @@ impl FeatureExtractor {
             open_run: None,
             pulses: PulseTracker::new(),
             units: UnitBuilder::default(),
-            speakers: OnlineDiarizer::new(params),
+            speakers: SpeakerTracker::default(),
             scratch_f0: Vec::with_capacity(1024),
         }
     }
@@ -411,7 +405,6 @@ impl FeatureExtractor {
         if let Some(unit) = self.units.close() {
             self.add_unit(unit);
         }
-        self.commit_speakers(true);
         &self.features.frames[before..]
     }
 
@@ -475,11 +468,7 @@ impl FeatureExtractor {
             settled = settled.min(start.saturating_sub(2));
         }
         if let Some(start) = self.units.open_start() {
-            // The unit's speaker (and its segments') is given after it closes.
-            settled = settled.min(start);
-        }
-        if let Some(start) = self.speakers.first_pending_start() {
-            // Closed units wait for the next decision point (a window end).
+            // The unit's speaker (and its segments') is given when it closes.
             settled = settled.min(start);
         }
         settled as f64 * FRAME_SECONDS
@@ -551,11 +540,7 @@ impl FeatureExtractor {
             if let Some(unit) = self.units.push(k, frame.f0_semitones, &frame.timbre) {
                 self.add_unit(unit);
             }
-            // After the unit that closed before frame k: k opens the next.
-            self.speakers
-                .push_frame(k, frame.f0_semitones, &frame.timbre);
             self.features.frames.push(frame);
-            self.commit_speakers(false);
             match (voiced, self.open_run) {
                 (true, None) => self.open_run = Some(k),
                 (true, Some(start)) if k - start >= MAX_RUN_FRAMES => {
@@ -633,45 +618,18 @@ impl FeatureExtractor {
         self.features.voiced_segments.push(segment);
     }
 
-    /// Hands a closed unit to the online attribution; its speaker is given
-    /// at the next decision point ([`commit_speakers`](Self::commit_speakers)).
-    fn add_unit(&mut self, unit: SpeechUnit) {
-        self.speakers.close_unit(unit);
-    }
-
-    /// Gives the units whose speakers are decided now their speaker
-    /// (splitting a unit where the speaker changes inside it, if the
-    /// attribution does), and labels the segments starting in them.
-    fn commit_speakers(&mut self, finished: bool) {
-        let decided =
-            self.speakers
-                .commit(self.features.end_index(), self.units.open_start(), finished);
-        for (mut unit, runs) in decided {
-            let parts = if runs.len() <= 1 || !self.speakers.splits_units() {
-                unit.speaker = OnlineDiarizer::main_speaker(&self.features, &runs);
-                vec![unit]
-            } else {
-                runs.iter()
-                    .map(|&(first, last, id)| {
-                        let voiced: Vec<u64> = (first..=last)
-                            .filter(|&k| self.features.frame(k).is_some_and(Frame::is_voiced))
-                            .collect();
-                        bic::unit_of(&self.features, &voiced, id)
-                    })
-                    .collect()
-            };
-            for part in parts {
-                for s in self.features.voiced_segments.iter_mut().rev() {
-                    if s.start_frame < part.start_frame {
-                        break;
-                    }
-                    if s.start_frame < part.end_frame {
-                        s.speaker = part.speaker;
-                    }
-                }
-                self.features.speech_units.push(part);
+    /// Gives a closed unit its speaker and labels the segments starting in it.
+    fn add_unit(&mut self, mut unit: SpeechUnit) {
+        unit.speaker = self.speakers.assign(&unit);
+        for s in self.features.voiced_segments.iter_mut().rev() {
+            if s.start_frame < unit.start_frame {
+                break;
+            }
+            if s.start_frame < unit.end_frame {
+                s.speaker = unit.speaker;
             }
         }
+        self.features.speech_units.push(unit);
     }
 
     /// Lets go of samples and VAD scores no analysis can need again.
@@ -726,13 +684,7 @@ const EXTRACT_CHUNK: usize = 8192;
 
 /// Frame features of a whole buffer (one [`FeatureExtractor`] fed it all).
 pub fn extract(pcm: &[f32]) -> FrameFeatures {
-    extract_online_with(pcm, &OnlineParams::default())
-}
-
-/// [`extract`] with the online speaker attribution's settings chosen (for
-/// evaluation and tuning).
-pub fn extract_online_with(pcm: &[f32], params: &OnlineParams) -> FrameFeatures {
-    let mut extractor = FeatureExtractor::with_online_params(*params);
+    let mut extractor = FeatureExtractor::new();
     extractor
         .features
         .frames

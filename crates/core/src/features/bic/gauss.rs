@@ -7,23 +7,14 @@ use crate::features::spectral::TIMBRE_DIMS;
 pub(super) const D: usize = TIMBRE_DIMS + 1;
 /// Free parameters of one full-covariance Gaussian.
 pub(super) const PARAMS: f64 = (D + D * (D + 1) / 2) as f64;
-/// Entries of the upper triangle of a D x D matrix (the outer products kept).
-pub(super) const TRI: usize = D * (D + 1) / 2;
-
-/// Index of entry (i, j), `i <= j`, in the packed upper triangle (row by row).
-const fn tri(i: usize, j: usize) -> usize {
-    i * D - i * (i.wrapping_sub(1)) / 2 + (j - i)
-}
 
 /// Sufficient statistics of a set of frame vectors.
 #[derive(Debug, Clone)]
 pub(super) struct Stats {
     pub(super) n: f64,
     pub(super) sum: [f64; D],
-    /// Sum of outer products, upper triangle packed row by row ([`tri`]):
-    /// the online history holds many of these, so half the matrix is not
-    /// stored twice.
-    pub(super) outer: [f64; TRI],
+    /// Sum of outer products, full (symmetric) matrix, row-major.
+    pub(super) outer: [f64; D * D],
 }
 
 impl Stats {
@@ -31,7 +22,7 @@ impl Stats {
         Self {
             n: 0.0,
             sum: [0.0; D],
-            outer: [0.0; TRI],
+            outer: [0.0; D * D],
         }
     }
 
@@ -40,9 +31,8 @@ impl Stats {
         for i in 0..D {
             self.sum[i] += x[i];
             // Upper triangle only; mirrored when a covariance is made.
-            let row = tri(i, i);
             for j in i..D {
-                self.outer[row + j - i] += x[i] * x[j];
+                self.outer[i * D + j] += x[i] * x[j];
             }
         }
     }
@@ -73,7 +63,7 @@ impl Stats {
         let mut c = [0.0; D * D];
         for i in 0..D {
             for j in i..D {
-                let v = self.outer[tri(i, j)] - self.n * m[i] * m[j];
+                let v = self.outer[i * D + j] - self.n * m[i] * m[j];
                 c[i * D + j] = v;
                 c[j * D + i] = v;
             }
@@ -150,7 +140,6 @@ pub(super) fn n_log_det(s: &Stats, prior: &[f64; D * D], tau: f64) -> f64 {
 }
 
 /// A cluster model for the Viterbi pass.
-#[derive(Debug, Clone)]
 pub(super) struct Model {
     pub(super) mean: [f64; D],
     pub(super) inv: [f64; D * D],
@@ -200,7 +189,7 @@ pub(super) fn merged_n_log_det(a: &Stats, b: &Stats, prior: &[f64; D * D], tau: 
     let mut c = [0.0; D * D];
     for i in 0..D {
         for j in i..D {
-            let v = (a.outer[tri(i, j)] + b.outer[tri(i, j)] - n * mean[i] * mean[j]
+            let v = (a.outer[i * D + j] + b.outer[i * D + j] - n * mean[i] * mean[j]
                 + tau * prior[i * D + j])
                 / w;
             c[i * D + j] = v;

@@ -38,12 +38,9 @@ use super::{FrameFeatures, SpeechUnit};
 
 mod cluster;
 mod gauss;
-mod online;
 
 use cluster::{cluster, linear_cluster};
 use gauss::{Model, Stats, D};
-pub(crate) use online::OnlineDiarizer;
-pub use online::OnlineParams;
 
 /// The tunable settings of [`diarize_with`]; [`Default`] is what
 /// [`super::diarize`] uses (the BIC and resegmentation settings chosen on
@@ -102,44 +99,11 @@ impl Default for DiarizeParams {
 }
 
 /// A stretch of voiced frames inside one unit.
-#[derive(Debug, Clone)]
 struct Block {
-    /// Index of its unit among the units being labelled.
     unit: usize,
-    /// First of its voiced frames (absolute index).
-    first: u64,
-    /// Last of its voiced frames; every voiced frame between `first` and
-    /// `last` belongs to the block, so the range stands for the frame list.
-    last: u64,
+    /// Absolute indices of its voiced frames.
+    frames: Vec<u64>,
     stats: Stats,
-}
-
-impl Block {
-    fn new(unit: usize, k: u64) -> Self {
-        Self {
-            unit,
-            first: k,
-            last: k,
-            stats: Stats::zero(),
-        }
-    }
-
-    /// Adds voiced frame `k` (after every frame already in) with vector `x`.
-    fn push(&mut self, k: u64, x: &[f64; D]) {
-        self.last = k;
-        self.stats.push(x);
-    }
-
-    /// Voiced frames in the block.
-    fn len(&self) -> usize {
-        self.stats.n as usize
-    }
-
-    /// Joins the block right after it in the same unit.
-    fn extend(&mut self, next: &Block) {
-        self.last = next.last;
-        self.stats.add(&next.stats);
-    }
 }
 
 fn frame_vector(features: &FrameFeatures, k: u64, f0_weight: f64) -> Option<[f64; D]> {
@@ -168,6 +132,7 @@ pub fn diarize(features: &mut FrameFeatures) {
 /// frames were already forgotten keep their labels.
 pub fn diarize_with(features: &mut FrameFeatures, params: &DiarizeParams) {
     let block_len = params.block_frames.max(2);
+    let tau = params.shrink_frames.max(1.0);
     // Blocks of every unit whose frames are held.
     let mut blocks: Vec<Block> = Vec::new();
     let mut unit_stats: Vec<Option<Stats>> = vec![None; features.speech_units.len()];
@@ -183,17 +148,23 @@ pub fn diarize_with(features: &mut FrameFeatures, params: &DiarizeParams) {
                 continue;
             };
             all.push(&x);
-            let b = current.get_or_insert_with(|| Block::new(ui, k));
-            b.push(k, &x);
-            if b.len() >= block_len {
+            let b = current.get_or_insert_with(|| Block {
+                unit: ui,
+                frames: Vec::with_capacity(block_len),
+                stats: Stats::zero(),
+            });
+            b.frames.push(k);
+            b.stats.push(&x);
+            if b.frames.len() >= block_len {
                 blocks.extend(current.take());
             }
         }
         if let Some(b) = current {
             // A short tail joins the block before it in the same unit.
-            if b.len() < block_len / 3 && blocks.len() > first_block {
+            if b.frames.len() < block_len / 3 && blocks.len() > first_block {
                 let last = blocks.last_mut().expect("a block of this unit");
-                last.extend(&b);
+                last.frames.extend(b.frames);
+                last.stats.add(&b.stats);
             } else {
                 blocks.push(b);
             }
@@ -206,95 +177,75 @@ pub fn diarize_with(features: &mut FrameFeatures, params: &DiarizeParams) {
         return;
     }
     // Pooled within-unit covariance: how one voice varies over a second.
-    let mut scatter = [0.0; D * D];
+    let mut pooled = [0.0; D * D];
     let mut pooled_n = 0.0;
     for s in unit_stats.iter().flatten() {
-        for (p, c) in scatter.iter_mut().zip(&s.scatter()) {
+        for (p, c) in pooled.iter_mut().zip(&s.scatter()) {
             *p += c;
         }
         pooled_n += s.n;
     }
-    let pooled = pooled_covariance(&scatter, pooled_n);
-    let judged: Vec<Stats> = (0..features.speech_units.len())
-        .filter(|&i| features.speech_units[i].is_judged())
-        .filter_map(|i| unit_stats[i].clone())
-        .collect();
-    let Some(labels) = label_blocks(&blocks, judged, &pooled, params) else {
-        return;
-    };
-    rebuild_units(features, &blocks, &labels);
-    super::speakers::relabel_segments(features);
-}
-
-/// The pooled within-unit covariance from the summed scatter of units about
-/// their own means and their frame count.
-fn pooled_covariance(scatter: &[f64; D * D], n: f64) -> [f64; D * D] {
-    let mut pooled = *scatter;
     for (i, p) in pooled.iter_mut().enumerate() {
-        *p /= n.max(1.0);
+        *p /= pooled_n.max(1.0);
         // A floor on the diagonal keeps a constant dimension (a silent
         // mel band on a telephone line) from making it singular.
         if i % (D + 1) == 0 {
             *p = p.max(1e-3);
         }
     }
-    pooled
-}
 
-/// Labels `blocks` (in time order) by cluster: seeds from BIC clustering of
-/// the `judged` units' statistics (in time order), Viterbi resegmentation,
-/// a second clustering and resegmentation, the timbre merge and the island
-/// rule, as `params` say. Labels are cluster indices, not numbered by
-/// appearance; `None` when no model could be built.
-fn label_blocks(
-    blocks: &[Block],
-    judged: Vec<Stats>,
-    pooled: &[f64; D * D],
-    params: &DiarizeParams,
-) -> Option<Vec<usize>> {
-    let tau = params.shrink_frames.max(1.0);
+    let judged: Vec<usize> = (0..features.speech_units.len())
+        .filter(|&i| unit_stats[i].is_some() && features.speech_units[i].is_judged())
+        .collect();
     let seeds: Vec<Stats> = if judged.is_empty() {
         // Nothing long enough to cluster: one speaker.
         let mut all = Stats::zero();
-        for b in blocks {
-            all.add(&b.stats);
+        for s in unit_stats.iter().flatten() {
+            all.add(s);
         }
         vec![all]
     } else {
-        let segments = linear_cluster(judged, pooled, tau, params.linear_lambda);
-        cluster(segments, pooled, tau, params.lambda)
+        let units: Vec<Stats> = judged
+            .iter()
+            .map(|&i| unit_stats[i].clone().expect("judged units have stats"))
+            .collect();
+        let segments = linear_cluster(units, &pooled, tau, params.linear_lambda);
+        cluster(segments, &pooled, tau, params.lambda)
     };
+
+    // Resegmentation.
     let mut models: Vec<Model> = seeds
         .iter()
-        .filter_map(|s| Model::new(s, pooled, tau))
+        .filter_map(|s| Model::new(s, &pooled, tau))
         .collect();
     if models.is_empty() {
-        return None;
+        return;
     }
-    let mut labels = resegment(blocks, &mut models, pooled, tau, params);
+    let mut labels = resegment(&blocks, &mut models, &pooled, tau, params);
     if params.recluster_lambda > 0.0 && models.len() > 1 {
         let mut grouped = vec![Stats::zero(); models.len()];
         for (b, &l) in blocks.iter().zip(&labels) {
             grouped[l].add(&b.stats);
         }
         grouped.retain(|s| s.n > 0.0);
-        let merged = cluster(grouped, pooled, tau, params.recluster_lambda);
+        let merged = cluster(grouped, &pooled, tau, params.recluster_lambda);
         models = merged
             .iter()
-            .filter_map(|s| Model::new(s, pooled, tau))
+            .filter_map(|s| Model::new(s, &pooled, tau))
             .collect();
         if models.is_empty() {
-            return None;
+            return;
         }
-        labels = resegment(blocks, &mut models, pooled, tau, params);
+        labels = resegment(&blocks, &mut models, &pooled, tau, params);
     }
     if params.timbre_merge > 0.0 || params.min_cluster_s > 0.0 {
-        labels = merge_by_timbre(blocks, &labels, pooled, params);
+        labels = merge_by_timbre(&blocks, &labels, &pooled, params);
     }
     if params.island_s > 0.0 {
-        absorb_islands(blocks, &mut labels, params.island_s);
+        absorb_islands(&blocks, &mut labels, params.island_s);
     }
-    Some(labels)
+    rebuild_units(features, &blocks, &labels);
+    super::speakers::relabel_segments(features);
 }
 
 /// Longest silence between two blocks that still counts as "no pause",
@@ -308,7 +259,10 @@ const ISLAND_JOIN_FRAMES: u64 = 15;
 fn absorb_islands(blocks: &[Block], labels: &mut [usize], island_s: f64) {
     let max_frames = (island_s / super::FRAME_SECONDS) as usize;
     let joined = |a: &Block, b: &Block| -> bool {
-        a.len() > 0 && b.len() > 0 && b.first.saturating_sub(a.last) <= ISLAND_JOIN_FRAMES
+        match (a.frames.last(), b.frames.first()) {
+            (Some(&end), Some(&start)) => start.saturating_sub(end) <= ISLAND_JOIN_FRAMES,
+            _ => false,
+        }
     };
     let mut start = 0;
     while start < blocks.len() {
@@ -318,7 +272,7 @@ fn absorb_islands(blocks: &[Block], labels: &mut [usize], island_s: f64) {
         }
         // Run [start, end) of one label.
         if start > 0 && end < blocks.len() && labels[start - 1] == labels[end] {
-            let frames: usize = blocks[start..end].iter().map(Block::len).sum();
+            let frames: usize = blocks[start..end].iter().map(|b| b.frames.len()).sum();
             // Joined to the surrounding speech on at least one side: a
             // fragment that takes over without a pause or hands back without one.
             let continuous = joined(&blocks[start - 1], &blocks[start])
@@ -524,10 +478,7 @@ fn rebuild_units(features: &mut FrameFeatures, blocks: &[Block], labels: &[usize
                 run.clear();
             }
             run_label = labels[b];
-            run.extend(
-                (blocks[b].first..=blocks[b].last)
-                    .filter(|&k| features.frame(k).is_some_and(|f| f.is_voiced())),
-            );
+            run.extend(&blocks[b].frames);
             b += 1;
         }
         if !run.is_empty() {
@@ -537,9 +488,7 @@ fn rebuild_units(features: &mut FrameFeatures, blocks: &[Block], labels: &[usize
     features.speech_units = out;
 }
 
-/// The unit made of `voiced` frames (absolute indices, in order), with
-/// `speaker`.
-pub(super) fn unit_of(features: &FrameFeatures, voiced: &[u64], speaker: u8) -> SpeechUnit {
+fn unit_of(features: &FrameFeatures, voiced: &[u64], speaker: u8) -> SpeechUnit {
     let mut timbre_sum = [0.0f64; TIMBRE_DIMS];
     let mut f0: Vec<f32> = Vec::with_capacity(voiced.len());
     for &k in voiced {
