@@ -374,7 +374,9 @@ impl LumaDecoder {
             // A disposable picture (no other picture predicts from it) that the sampler will
             // pass over is not decoded at all: at 10 of 30 fps that spares most of the
             // non-reference B-frames libx264 and cameras write, a large share of the decode.
-            if !self.would_sample(pts, presented) && decoder.is_disposable(data) {
+            // The header scan first: most pictures of a webcam stream are references, and
+            // it spares them the sampler replay.
+            if decoder.is_disposable(data) && !self.would_sample(pts, presented) {
                 self.unsampled += usize::from(presented);
                 return None;
             }
