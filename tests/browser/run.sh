@@ -3,9 +3,9 @@
 # server, runs the test. Self-contained, for .ci/run and for a developer:
 # - Debian's chromium from apt when /usr/bin/chromium is missing (never a browser download);
 # - playwright-core from the npm registry, exactly as package-lock.json pins it (npm ci);
-# - `cargo build --locked -p attune-server --bin attune`, honouring CARGO_TARGET_DIR, and the
-#   `video_to_y4m` example, with which the test makes its fake cameras (.y4m files) from the
-#   committed face videos.
+# - the `attune` server and the `video_to_y4m` example (with which the test makes its fake
+#   cameras, .y4m files, from the committed face videos) of the README's test build
+#   (tests/built.sh), honouring CARGO_TARGET_DIR.
 # Screenshots land in target/browser/. Exit status: the test's.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -22,10 +22,9 @@ fi
 
 (cd tests/browser && npm ci --no-audit --no-fund)
 
-cargo build --locked -p attune-server --bin attune
-cargo build --locked -p attune --example video_to_y4m
-export ATTUNE_BIN="${CARGO_TARGET_DIR:-target}/debug/attune"
-export VIDEO_TO_Y4M="${CARGO_TARGET_DIR:-target}/debug/examples/video_to_y4m"
+source tests/built.sh
+export ATTUNE_BIN="$BUILT/attune"
+export VIDEO_TO_Y4M="$BUILT/examples/video_to_y4m"
 
 node tests/browser/demo.test.mjs
 node tests/browser/report.test.mjs

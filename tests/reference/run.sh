@@ -20,10 +20,10 @@ if ! "$VENV/bin/python" -c "import opensmile, parselmouth, numpy" 2>/dev/null; t
         "opensmile==2.6.0" "praat-parselmouth==0.4.7" numpy
 fi
 
-cargo build --quiet --release --locked -p attune-core --example dump_features
+source "$ROOT/tests/built.sh"
 mkdir -p "$OUT"
 for wav in "$FIXTURES"/*.wav; do
-    "${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/dump_features" "$wav" > "$OUT/$(basename "$wav" .wav).json"
+    "$BUILT/examples/dump_features" "$wav" > "$OUT/$(basename "$wav" .wav).json"
 done
 
 "$VENV/bin/python" "$ROOT/tests/reference/compare.py" --fixtures "$FIXTURES" --ours "$OUT"

@@ -27,9 +27,8 @@ if ! "$VENV/bin/schemathesis" --version 2>/dev/null | grep -qF "$SCHEMATHESIS_VE
     "$VENV/bin/pip" install --quiet "schemathesis==$SCHEMATHESIS_VERSION"
 fi
 
-cargo build --locked -p attune-server --bin attune
-# Honour CARGO_TARGET_DIR so the script finds what cargo just built.
-attune="${CARGO_TARGET_DIR:-target}/debug/attune"
+source tests/built.sh
+attune="$BUILT/attune"
 
 work=$(mktemp -d)
 server_pid=

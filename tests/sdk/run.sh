@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Runs the interface's official Python client (`interhumanai`, pinned in
-# requirements.txt) against a live release `attune serve`: tests/sdk/test_sdk.py
+# requirements.txt) against a live `attune serve` (the debug build of
+# the README's test command, tests/built.sh): tests/sdk/test_sdk.py
 # drives uploads, jobs, every HTTP error the client can provoke, client tokens,
 # v1/v2 streams and a realtime session through the client's own API, and
 # asserts on its typed objects.
 #
 # Self-contained: creates a fresh virtualenv under the cargo target directory,
-# installs the pinned client, builds the release server, starts it on a free
+# installs the pinned client, builds the server (tests/built.sh), starts it on a free
 # loopback port with a temporary store, creates its API keys with the CLI,
 # runs the tests, checks the `/metrics` scrape they leave with the Prometheus
 # project's OpenMetrics parser (check_metrics.py) and always stops the server.
@@ -31,8 +32,8 @@ if [[ "$installed" != "$CLIENT_VERSION" ]]; then
     exit 1
 fi
 
-cargo build --release --locked -p attune-server
-attune="$target/release/attune"
+source tests/built.sh
+attune="$BUILT/attune"
 
 work=$(mktemp -d)
 server_pid=
