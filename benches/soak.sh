@@ -7,13 +7,16 @@
 #
 # Streams: crates/server/examples/stream_load.rs in soak mode: each of SESSIONS slots streams a
 # real recording (VP9+Opus WebM) at real-time pace in one-second chunks, closes its session after
-# SESSION_SECONDS and opens a new one, so sessions churn as real ones do.
+# SESSION_SECONDS and opens a new one, so sessions churn as real ones do. The sessions are v2 on
+# SOAK_MODEL (inter-2-audio: the Opus is decoded and analyzed, the VP9 demuxed and not decoded);
+# SOAK_MODEL=inter-2 reads faces in the pictures too, which two cores hold for about 8 sessions,
+# not 200 (BENCHMARKS.md, issue 14).
 # Uploads: one v2 upload (`inter-2-audio`, a 10 s two-voice speech WAV, wait_seconds 0) every
 # UPLOAD_EVERY seconds, each followed to its end by polling.
 #
 # Needs: cargo, curl. Usage: benches/soak.sh
 # Environment: SOAK_MINUTES (60), SESSIONS (200), SESSION_SECONDS (600), SLICE_SECONDS (300),
-# UPLOAD_EVERY (5).
+# UPLOAD_EVERY (5), SOAK_MODEL (inter-2-audio).
 # The server and the load generator share the machine's cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +28,7 @@ SESSIONS=${SESSIONS:-200}
 SESSION_SECONDS=${SESSION_SECONDS:-600}
 SLICE_SECONDS=${SLICE_SECONDS:-300}
 UPLOAD_EVERY=${UPLOAD_EVERY:-5}
+SOAK_MODEL=${SOAK_MODEL:-inter-2-audio}
 seconds=$((SOAK_MINUTES * 60))
 
 cargo build --release --locked -p attune-server --bin attune --example stream_load
@@ -44,7 +48,7 @@ trap cleanup EXIT
 
 bench_clean_env
 export ATTUNE_STORE_PATH="$work/attune.sqlite3"
-key=$(bench_key soak service.stream,service.upload,service.upload.inter-2-audio)
+key=$(bench_key soak "service.stream,service.stream.$SOAK_MODEL,service.upload,service.upload.inter-2-audio")
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
 bench_serve "$work/server.log"
@@ -53,7 +57,7 @@ base="http://$addr"
 
 echo "== machine"
 echo "cpus: $(nproc), $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1), load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "== soak: $SESSIONS sessions ($SESSION_SECONDS s each, back to back) + one upload every $UPLOAD_EVERY s, $SOAK_MINUTES min"
+echo "== soak: $SESSIONS $SOAK_MODEL sessions ($SESSION_SECONDS s each, back to back) + one upload every $UPLOAD_EVERY s, $SOAK_MINUTES min"
 
 # The upload load: submit, then follow each job to its end (in the background, so the pace holds).
 upload_file=tests/fixtures/speech/two_voices.wav
@@ -85,9 +89,10 @@ uploads &
 uploader_pid=$!
 
 echo "+ stream_load --url ws://$addr --key <key> --sessions $SESSIONS --seconds $seconds --ramp 20 \\"
-echo "      --session-seconds $SESSION_SECONDS --slice $SLICE_SECONDS --server-pid <pid>"
+echo "      --session-seconds $SESSION_SECONDS --slice $SLICE_SECONDS --model $SOAK_MODEL --server-pid <pid>"
 "$load" --url "ws://$addr" --key "$key" --sessions "$SESSIONS" --seconds "$seconds" --ramp 20 \
-    --session-seconds "$SESSION_SECONDS" --slice "$SLICE_SECONDS" --server-pid "$server_pid" |
+    --session-seconds "$SESSION_SECONDS" --slice "$SLICE_SECONDS" --model "$SOAK_MODEL" \
+    --server-pid "$server_pid" |
     tee "$work/load.txt"
 wait "$uploader_pid" 2>/dev/null || true
 uploader_pid=

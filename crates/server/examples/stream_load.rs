@@ -15,7 +15,10 @@
 //!
 //! Usage: `cargo run --release -p attune-server --example stream_load -- --url ws://ADDR
 //! --key KEY --sessions N --seconds S [--ramp S] [--server-pid PID] [--file PATH]
-//! [--session-seconds S] [--slice S]`.
+//! [--session-seconds S] [--slice S] [--model M]`.
+//! `--model` streams on `/v2/stream/analyze?model=M` (e.g. `inter-2-audio`, which reads the
+//! audio and leaves the VP9 pictures undecoded); without it, `/v1/stream/analyze`, whose
+//! `inter-2` also decodes the pictures and reads the faces in them.
 //! `benches/stream_load.sh` starts a server and runs this for 50, 200 and 500 sessions.
 //!
 //! Soak mode (`benches/soak.sh`): `--session-seconds` makes each of the N slots close its session
@@ -44,6 +47,7 @@ struct Args {
     file: String,
     session_seconds: Option<u64>,
     slice: Option<u64>,
+    model: Option<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -61,6 +65,7 @@ fn parse_args() -> Result<Args, String> {
         .into(),
         session_seconds: None,
         slice: None,
+        model: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -77,6 +82,7 @@ fn parse_args() -> Result<Args, String> {
                 args.session_seconds = Some(value()?.parse().map_err(|e| format!("{e}"))?)
             }
             "--slice" => args.slice = Some(value()?.parse().map_err(|e| format!("{e}"))?),
+            "--model" => args.model = Some(value()?),
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -140,7 +146,11 @@ async fn slot(args: Arc<Args>, media: Arc<Vec<u8>>, stats: Arc<Stats>, start_del
 }
 
 async fn session(args: &Args, media: Arc<Vec<u8>>, stats: Arc<Stats>, seconds: u64) {
-    let url = format!("{}/v1/stream/analyze", args.url.trim_end_matches('/'));
+    let base = args.url.trim_end_matches('/');
+    let url = match &args.model {
+        Some(model) => format!("{base}/v2/stream/analyze?model={model}"),
+        None => format!("{base}/v1/stream/analyze"),
+    };
     let Ok(mut request) = url.into_client_request() else {
         return;
     };
