@@ -84,8 +84,10 @@ live '\x04\x09\x00\x00\x00' "$FIX"/speech_24k_s16le.pcm
 
 # The pixel decoders' seeds: each video fixture's encoded frames in the layout of
 # attune_media::fuzzing::luma, written by an ignored test of crates/media/tests/fuzz_corpus.rs.
+# `--workspace`, as the README's test command: a `-p` selection resolves features differently
+# and rebuilds the dependency tree (tests/built.sh).
 (cd "$HERE/.." && ATTUNE_FUZZ_SEED_DIR="$CORPUS" \
-    cargo test -q -p attune-media --test fuzz_corpus write_luma_seeds -- --ignored > /dev/null)
+    cargo test -q --workspace --locked --test fuzz_corpus write_luma_seeds -- --ignored > /dev/null)
 
 # Server parsers. upload_form: flags byte (bit 0 v2; bits 1-5 scopes; bits 6-7 chunking), the
 # Content-Type value, `\n`, the body (see attune_server::fuzzing::upload_form).
