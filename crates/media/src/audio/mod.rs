@@ -199,8 +199,8 @@ pub(crate) fn decode_track(track: AudioTrack<'_>, max_seconds: f64) -> Result<Pc
                     let n = lead_left.min(zeros.len() as u64) as usize;
                     res.push(&zeros[..n])?;
                     lead_left -= n as u64;
-                    if res.output_len() > max_out {
-                        return Err(too_long(res.output_len(), max_seconds));
+                    if res.final_len() > max_out {
+                        return Err(too_long(res.final_len(), max_seconds));
                     }
                 }
                 (rate, res)
@@ -215,8 +215,11 @@ pub(crate) fn decode_track(track: AudioTrack<'_>, max_seconds: f64) -> Result<Pc
         let drop = (*skip_now).min(mono.len() as u64) as usize;
         *skip_now -= drop as u64;
         res.push(&mono[drop..])?;
-        if res.output_len() > max_out {
-            return Err(too_long(res.output_len(), max_seconds));
+        // The length the input decoded so far makes, not the resampler's output so far: at a
+        // very low input rate a whole file waits below one resampler chunk and would come out
+        // only at `finish`, past the cap (found by the `wav` fuzz target: a 7 Hz WAV).
+        if res.final_len() > max_out {
+            return Err(too_long(res.final_len(), max_seconds));
         }
     }
     match resampler {
@@ -414,12 +417,16 @@ mod tests {
 
     /// A 16 kHz mono s16le PCM track of `samples`, in packets of 1000 frames.
     fn pcm_track(samples: &[i16]) -> AudioTrack<'static> {
+        pcm_track_at(samples, 16_000)
+    }
+
+    fn pcm_track_at(samples: &[i16], rate: u32) -> AudioTrack<'static> {
         let codec = crate::info::Codec::Pcm(crate::info::PcmFormat {
             bits: 16,
             float: false,
             big_endian: false,
         });
-        let params = params::symphonia_params(&codec, 16_000, 1, None).unwrap();
+        let params = params::symphonia_params(&codec, rate, 1, None).unwrap();
         let bytes: Vec<u8> = samples.iter().flat_map(|s| s.to_le_bytes()).collect();
         let packets = bytes
             .chunks(2000)
@@ -450,6 +457,19 @@ mod tests {
         // A damaged start time of a day.
         track.lead = (86_400, 1);
         assert_eq!(decode_track(track, 60.0).unwrap_err().code_str(), "ih4004");
+    }
+
+    #[test]
+    fn a_low_rate_track_meets_the_cap_by_its_length_not_by_the_output_so_far() {
+        // 40 frames at 7 Hz: 5.7 s, all of it below one resampler chunk until the end. Found by
+        // the `wav` fuzz target (fuzz/regressions/wav/crash-bae562b2...): it came out of
+        // `finish` as 91,429 samples under a 2 s cap.
+        let frames = [100i16; 40];
+        let err = decode_track(pcm_track_at(&frames, 7), 2.0).unwrap_err();
+        assert_eq!(err.code_str(), "ih4004");
+        // Under a cap it fits, it is decoded whole: 40 / 7 s at 16 kHz.
+        let pcm = decode_track(pcm_track_at(&frames, 7), 10.0).unwrap();
+        assert_eq!(pcm.samples.len(), (40 * 16_000usize).div_ceil(7));
     }
 
     #[test]

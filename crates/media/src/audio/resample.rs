@@ -107,9 +107,13 @@ impl StreamResampler {
         })
     }
 
-    /// Output samples produced so far (a lower bound of the final length).
-    pub(crate) fn output_len(&self) -> usize {
-        self.drained + self.out.len()
+    /// The length [`Self::finish`] returns for the input so far, in all (counting what was
+    /// drained): `ceil(input_len * 16000 / rate)`. It counts the input still waiting for a
+    /// full resampler chunk, which at a very low input rate is minutes of audio (1,024 frames
+    /// at 7 Hz: 146 s).
+    pub(crate) fn final_len(&self) -> usize {
+        let n = (self.input_total * u64::from(Pcm::SAMPLE_RATE)).div_ceil(u64::from(self.rate));
+        usize::try_from(n).unwrap_or(usize::MAX)
     }
 
     /// Moves the output produced so far to the end of `into`, for a live reader that hands out
@@ -151,14 +155,10 @@ impl StreamResampler {
     /// Flushes the tail and returns exactly `ceil(input_len * 16000 / rate)` samples in total
     /// (counting those already drained).
     pub(crate) fn finish(mut self) -> Result<Vec<f32>, MediaError> {
+        let expected = self.final_len().saturating_sub(self.drained);
         let Some(inner) = self.inner.as_mut() else {
             return Ok(self.out);
         };
-        let expected =
-            (self.input_total * u64::from(Pcm::SAMPLE_RATE)).div_ceil(u64::from(self.rate));
-        let expected = usize::try_from(expected)
-            .unwrap_or(usize::MAX)
-            .saturating_sub(self.drained);
         let mut partial = std::mem::take(&mut self.pending);
         // Bounded: each round either consumes the pending input or emits at least one chunk of
         // output; rubato always produces output for a full (zero-padded) input chunk.
