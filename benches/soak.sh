@@ -11,12 +11,17 @@
 # SOAK_MODEL (inter-2-audio: the Opus is decoded and analyzed, the VP9 demuxed and not decoded);
 # SOAK_MODEL=inter-2 reads faces in the pictures too, which two cores hold for about 8 sessions,
 # not 200 (BENCHMARKS.md, issue 14).
+# SOAK_STAGGER=1 (the default) spreads the sessions' ends from the start (stream_load --stagger:
+# slot i's first session lasts (i+1)/SESSIONS of SESSION_SECONDS), so one session ends and
+# another opens every SESSION_SECONDS/SESSIONS seconds, as in a population of sessions that did
+# not all start together; SOAK_STAGGER=0 starts them within 20 s and every generation of
+# SESSIONS sessions then ends and reopens within those 20 s (the 2026-11-27 run).
 # Uploads: one v2 upload (`inter-2-audio`, a 10 s two-voice speech WAV, wait_seconds 0) every
 # UPLOAD_EVERY seconds, each followed to its end by polling.
 #
 # Needs: cargo, curl. Usage: benches/soak.sh
 # Environment: SOAK_MINUTES (60), SESSIONS (200), SESSION_SECONDS (600), SLICE_SECONDS (300),
-# UPLOAD_EVERY (5), SOAK_MODEL (inter-2-audio).
+# UPLOAD_EVERY (5), SOAK_MODEL (inter-2-audio), SOAK_STAGGER (1).
 # The server and the load generator share the machine's cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +34,9 @@ SESSION_SECONDS=${SESSION_SECONDS:-600}
 SLICE_SECONDS=${SLICE_SECONDS:-300}
 UPLOAD_EVERY=${UPLOAD_EVERY:-5}
 SOAK_MODEL=${SOAK_MODEL:-inter-2-audio}
+SOAK_STAGGER=${SOAK_STAGGER:-1}
+stagger=()
+[[ "$SOAK_STAGGER" == 1 ]] && stagger=(--stagger)
 seconds=$((SOAK_MINUTES * 60))
 
 cargo build --release --locked -p attune-server --bin attune --example stream_load
@@ -57,7 +65,7 @@ base="http://$addr"
 
 echo "== machine"
 echo "cpus: $(nproc), $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1), load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "== soak: $SESSIONS $SOAK_MODEL sessions ($SESSION_SECONDS s each, back to back) + one upload every $UPLOAD_EVERY s, $SOAK_MINUTES min"
+echo "== soak: $SESSIONS $SOAK_MODEL sessions ($SESSION_SECONDS s each, back to back, staggered: $SOAK_STAGGER) + one upload every $UPLOAD_EVERY s, $SOAK_MINUTES min"
 
 # The upload load: submit, then follow each job to its end (in the background, so the pace holds).
 upload_file=tests/fixtures/speech/two_voices.wav
@@ -89,9 +97,9 @@ uploads &
 uploader_pid=$!
 
 echo "+ stream_load --url ws://$addr --key <key> --sessions $SESSIONS --seconds $seconds --ramp 20 \\"
-echo "      --session-seconds $SESSION_SECONDS --slice $SLICE_SECONDS --model $SOAK_MODEL --server-pid <pid>"
+echo "      --session-seconds $SESSION_SECONDS ${stagger[*]} --slice $SLICE_SECONDS --model $SOAK_MODEL --server-pid <pid>"
 "$load" --url "ws://$addr" --key "$key" --sessions "$SESSIONS" --seconds "$seconds" --ramp 20 \
-    --session-seconds "$SESSION_SECONDS" --slice "$SLICE_SECONDS" --model "$SOAK_MODEL" \
+    --session-seconds "$SESSION_SECONDS" "${stagger[@]}" --slice "$SLICE_SECONDS" --model "$SOAK_MODEL" \
     --server-pid "$server_pid" |
     tee "$work/load.txt"
 wait "$uploader_pid" 2>/dev/null || true

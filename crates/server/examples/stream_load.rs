@@ -15,7 +15,7 @@
 //!
 //! Usage: `cargo run --release -p attune-server --example stream_load -- --url ws://ADDR
 //! --key KEY --sessions N --seconds S [--ramp S] [--server-pid PID] [--file PATH]
-//! [--session-seconds S] [--slice S] [--model M]`.
+//! [--session-seconds S] [--stagger] [--slice S] [--model M]`.
 //! `--model` streams on `/v2/stream/analyze?model=M` (e.g. `inter-2-audio`, which reads the
 //! audio and leaves the VP9 pictures undecoded); without it, `/v1/stream/analyze`, whose
 //! `inter-2` also decodes the pictures and reads the faces in them.
@@ -27,6 +27,11 @@
 //! `--slice` prints one line per slice of that many seconds: the latency percentiles of the
 //! slice, the server's RSS, open descriptors and CPU over the slice, and the errors and
 //! `coverage.dropped` events received in it.
+//! `--stagger` spreads the sessions' ends: slot `i` of N first holds its session for
+//! `(i + 1) / N` of `--session-seconds`, then full lengths, so one session ends every
+//! `S / N` seconds from the first minutes on, as in a population of sessions that did not all
+//! start together. Without it, the slots start within `--ramp` seconds and every generation of
+//! N sessions ends and reopens within those seconds too (a thundering herd at each reopening).
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
@@ -46,6 +51,7 @@ struct Args {
     server_pid: Option<u32>,
     file: String,
     session_seconds: Option<u64>,
+    stagger: bool,
     slice: Option<u64>,
     model: Option<String>,
 }
@@ -64,6 +70,7 @@ fn parse_args() -> Result<Args, String> {
         )
         .into(),
         session_seconds: None,
+        stagger: false,
         slice: None,
         model: None,
     };
@@ -81,6 +88,7 @@ fn parse_args() -> Result<Args, String> {
             "--session-seconds" => {
                 args.session_seconds = Some(value()?.parse().map_err(|e| format!("{e}"))?)
             }
+            "--stagger" => args.stagger = true,
             "--slice" => args.slice = Some(value()?.parse().map_err(|e| format!("{e}"))?),
             "--model" => args.model = Some(value()?),
             other => return Err(format!("unknown argument {other}")),
@@ -131,8 +139,15 @@ fn open_fds(pid: u32) -> Option<usize> {
 }
 
 /// One slot: sessions of `--session-seconds` (or one of `--seconds`) back to back until
-/// `--seconds` have passed since the slot started.
-async fn slot(args: Arc<Args>, media: Arc<Vec<u8>>, stats: Arc<Stats>, start_delay: Duration) {
+/// `--seconds` have passed since the slot started; the first one `first_seconds` long when
+/// given (`--stagger`).
+async fn slot(
+    args: Arc<Args>,
+    media: Arc<Vec<u8>>,
+    stats: Arc<Stats>,
+    start_delay: Duration,
+    mut first_seconds: Option<u64>,
+) {
     tokio::time::sleep(start_delay).await;
     let end = Instant::now() + Duration::from_secs(args.seconds);
     loop {
@@ -140,9 +155,17 @@ async fn slot(args: Arc<Args>, media: Arc<Vec<u8>>, stats: Arc<Stats>, start_del
         if left == 0 {
             break;
         }
-        let seconds = args.session_seconds.map_or(left, |s| s.min(left));
+        let length = first_seconds.take().or(args.session_seconds);
+        let seconds = length.map_or(left, |s| s.min(left));
         session(&args, Arc::clone(&media), Arc::clone(&stats), seconds).await;
     }
+}
+
+/// The first session's length of slot `i` of `n` under `--stagger`: `(i + 1) / n` of the
+/// session length (at least 1 s), so that the slots' sessions end evenly spread over it.
+fn staggered_first(session_seconds: u64, i: usize, n: usize) -> u64 {
+    let n = n.max(1) as u64;
+    (session_seconds * (i as u64 + 1)).div_ceil(n).max(1)
 }
 
 async fn session(args: &Args, media: Arc<Vec<u8>>, stats: Arc<Stats>, seconds: u64) {
@@ -362,6 +385,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             Arc::clone(&media),
             Arc::clone(&stats),
             delay,
+            args.session_seconds
+                .filter(|_| args.stagger)
+                .map(|s| staggered_first(s, i, args.sessions)),
         )));
     }
     for task in tasks {
