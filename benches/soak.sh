@@ -9,7 +9,7 @@
 # real recording (VP9+Opus WebM) at real-time pace in one-second chunks, closes its session after
 # SESSION_SECONDS and opens a new one, so sessions churn as real ones do. The sessions are v2 on
 # SOAK_MODEL (inter-2-audio: the Opus is decoded and analyzed, the VP9 demuxed and not decoded);
-# SOAK_MODEL=inter-2 reads faces in the pictures too, which two cores hold for about 8 sessions,
+# SOAK_MODEL=inter-2 reads faces in the pictures too, which two cores hold for 6 VP9 sessions,
 # not 200 (BENCHMARKS.md, issue 14).
 # SOAK_STAGGER=1 (the default) spreads the sessions' ends from the start (stream_load --stagger:
 # slot i's first session lasts (i+1)/SESSIONS of SESSION_SECONDS), so one session ends and

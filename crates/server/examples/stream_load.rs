@@ -4,8 +4,9 @@
 //! server's memory and CPU.
 //!
 //! Each session loops a continuous WebM (VP9 + Opus, 9 s, as a browser MediaRecorder records
-//! it) as consecutive files in one stream, cut into chunks of one second of media sent once a
-//! second (a browser's `timeslice` of 1000 ms), with both CQI include flags.
+//! it; `--file` another recording) as consecutive files in one stream, cut into chunks of one
+//! second of media (the file's bytes spread evenly over its probed duration) sent once a second
+//! (a browser's `timeslice` of 1000 ms), with both CQI include flags.
 //!
 //! Latency: from sending the chunk that completed a window to receiving the first of that
 //! window's events (`signal.*`, `engagement.updated`, `conversation_quality.updated`; one sample
@@ -54,6 +55,9 @@ struct Args {
     stagger: bool,
     slice: Option<u64>,
     model: Option<String>,
+    /// The recording's duration, seconds (probed from the file, not a flag): each chunk carries
+    /// one second of it.
+    media_seconds: f64,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -73,6 +77,7 @@ fn parse_args() -> Result<Args, String> {
         stagger: false,
         slice: None,
         model: None,
+        media_seconds: 0.0,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -256,9 +261,8 @@ async fn session(args: &Args, media: Arc<Vec<u8>>, stats: Arc<Stats>, seconds: u
     if tx.send(Message::text(config)).await.is_err() {
         return;
     }
-    // One second of media per chunk: the file's bytes spread evenly over its 9 s.
-    let media_seconds = 9.0;
-    let chunk = (media.len() as f64 / media_seconds).ceil() as usize;
+    // One second of media per chunk: the file's bytes spread evenly over its duration.
+    let chunk = (media.len() as f64 / args.media_seconds).ceil().max(1.0) as usize;
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
     let started = Instant::now();
     'outer: while started.elapsed().as_secs() < seconds {
@@ -351,8 +355,14 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args = Arc::new(parse_args()?);
-    let media = Arc::new(std::fs::read(&args.file)?);
+    let mut args = parse_args()?;
+    let media = std::fs::read(&args.file)?;
+    // Paced by the recording's own duration: a chunk a second, each one second of media.
+    args.media_seconds = attune_media::probe(&media)
+        .map_err(|e| format!("{}: {e}", args.file))?
+        .duration;
+    let args = Arc::new(args);
+    let media = Arc::new(media);
     let stats = Arc::new(Stats::default());
     let before = args.server_pid.and_then(process_usage);
     let wall = Instant::now();
@@ -406,8 +416,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     latencies.sort_by(f64::total_cmp);
     let n = args.sessions;
     println!(
-        "sessions          {n} ({} s each, ramp {} s)",
-        args.seconds, args.ramp
+        "sessions          {n} ({} s each, ramp {} s; a {:.1} s recording looped, one second a second)",
+        args.seconds, args.ramp, args.media_seconds
     );
     println!(
         "ready / held      {} / {} (refused {}, ended early {})",
