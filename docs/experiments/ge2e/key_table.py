@@ -1,6 +1,8 @@
-"""The step-3 key table from results/separability_window.json."""
+"""The step-3 key table from a separability result: results/separability_window.json (GE2E)
+unless another is named, e.g. results/separability_deepspeaker.json (Deep Speaker ResCNN)."""
 import json
-R = json.load(open("results/separability_window.json"))["files"]
+import sys
+R = json.load(open(sys.argv[1] if len(sys.argv) > 1 else "results/separability_window.json"))["files"]
 hard = ["real/sample", "c02_neutral_m1_m2", "c03_agreeing_f1_f2", "c07_stressed_m3_m4", "c08_disengaged_f3_f4"]
 mono_same = ["calm_then_stressed", "baseline", "hesitant", "rising", "stressed", "fillers"]
 mono_cross = ["en-us baseline x hesitant", "en-us baseline x rising", "en-us baseline x stressed", "en-us baseline x disengaged"]
