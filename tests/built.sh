@@ -9,10 +9,16 @@
 # same artifacts (the `attune` binary and every example are part of a test build) when a
 # developer runs one script alone.
 #
+# Usage: `source tests/built.sh program...`, each program a path under BUILT that the caller
+# runs, e.g. `source tests/built.sh attune examples/video_to_y4m`: a missing one fails here, by
+# name, not later with a bare "not found". (With no names it checks `attune`; callers name theirs,
+# since a bare `source` hands on the caller's own arguments.)
 # Sets BUILT, the directory with `attune` and `examples/`.
 cargo test --workspace --locked --no-run --quiet
 BUILT="${CARGO_TARGET_DIR:-target}/debug"
-if [[ ! -x "$BUILT/attune" ]]; then
-    echo "tests/built.sh: no $BUILT/attune after the test build" >&2
-    exit 1
-fi
+for program in "${@:-attune}"; do
+    if [[ ! -x "$BUILT/$program" ]]; then
+        echo "tests/built.sh: no $BUILT/$program after the test build" >&2
+        exit 1
+    fi
+done

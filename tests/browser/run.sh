@@ -22,7 +22,7 @@ fi
 
 (cd tests/browser && npm ci --no-audit --no-fund)
 
-source tests/built.sh
+source tests/built.sh attune examples/video_to_y4m
 export ATTUNE_BIN="$BUILT/attune"
 export VIDEO_TO_Y4M="$BUILT/examples/video_to_y4m"
 

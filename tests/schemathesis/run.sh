@@ -20,14 +20,14 @@ SCHEMATHESIS_VERSION=4.32.5
 EXAMPLES=${EXAMPLES:-100}
 TIME_LIMIT=${TIME_LIMIT:-600}
 SEED=${SEED:-20261122}
-VENV=target/schemathesis-venv
+VENV="${CARGO_TARGET_DIR:-target}/schemathesis-venv"
 
 if ! "$VENV/bin/schemathesis" --version 2>/dev/null | grep -qF "$SCHEMATHESIS_VERSION"; then
     python3 -m venv "$VENV"
     "$VENV/bin/pip" install --quiet "schemathesis==$SCHEMATHESIS_VERSION"
 fi
 
-source tests/built.sh
+source tests/built.sh attune
 attune="$BUILT/attune"
 
 work=$(mktemp -d)

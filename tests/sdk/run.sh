@@ -32,7 +32,7 @@ if [[ "$installed" != "$CLIENT_VERSION" ]]; then
     exit 1
 fi
 
-source tests/built.sh
+source tests/built.sh attune
 attune="$BUILT/attune"
 
 work=$(mktemp -d)
