@@ -9,7 +9,8 @@
 # file the table is appended to, default fuzz/results.local.md), MAX_LEN (longest input,
 # 65536), COMMIT_MAX_LEN (longest input kept in the committed corpus, 8192), COMMIT_MAX_KIB
 # (the committed corpus of one target, smallest inputs first, 200), RSS_MB (2048),
-# TIMEOUT (seconds per input, 30), SKIP_SEED=1 (reuse fuzz/seeds), SKIP_BUILD=1 (run the
+# TIMEOUT (seconds per input, 30), RUNS (stop a target after this many executions, e.g. 1000000
+# for the aim in docs/FUZZING.md; SECONDS_PER_TARGET still bounds it), SKIP_SEED=1 (reuse fuzz/seeds), SKIP_BUILD=1 (run the
 # targets as built), SKIP_MERGE=1 (leave fuzz/corpus as it is). Needs the nightly toolchain and cargo-fuzz (`cargo install
 # cargo-fuzz --locked`); CI does not run this, it replays the corpus (see fuzz/README.md).
 set -euo pipefail
@@ -25,6 +26,8 @@ COMMIT_MAX_LEN="${COMMIT_MAX_LEN:-8192}"
 COMMIT_MAX_KIB="${COMMIT_MAX_KIB:-200}"
 RSS_MB="${RSS_MB:-2048}"
 TIMEOUT="${TIMEOUT:-30}"
+RUNS_FLAG=()
+[ -z "${RUNS:-}" ] || RUNS_FLAG=(-runs="$RUNS")
 # The server targets need the fuzz crate's `server` feature (attune-server's large tree).
 # As cargo-fuzz sets it: the bundled OpenH264 defines some globals twice, a harmless ODR
 # violation AddressSanitizer would otherwise stop on at start.
@@ -64,6 +67,7 @@ fstat() { grep -o "stat::$1: *[0-9]*" "$2" | tail -1 | grep -o '[0-9]*$' || echo
 
 {
     printf '\n## Campaign %s\n\n' "$(date -u +%Y-%m-%dT%H:%MZ)"
+    [ -z "${RUNS:-}" ] || printf 'Each target stops at %s executions (`RUNS`) or the time, whichever comes first.\n\n' "$RUNS"
     printf 'Command: `fuzz/campaign.sh %s %s` on %s cores (%s), `-max_len=%s -timeout=%s -rss_limit_mb=%s`, AddressSanitizer, `-O -a` (optimised, debug assertions on).\n\n' \
         "$SECONDS_PER_TARGET" "$*" "$(nproc)" "$(uname -m)" "$MAX_LEN" "$TIMEOUT" "$RSS_MB"
     printf '| target | seconds | executions | exec/s | new units | corpus files (before → after) | corpus KiB | peak RSS MB | crashes |\n'
@@ -84,7 +88,7 @@ for t in "${TARGETS[@]}"; do
     # The first corpus directory receives new inputs; the committed corpus and seeds are read.
     "$bin" -max_total_time="$SECONDS_PER_TARGET" -max_len="$MAX_LEN" -timeout="$TIMEOUT" \
         -rss_limit_mb="$RSS_MB" -print_final_stats=1 -artifact_prefix="$artifacts/" \
-        "$work" "$HERE/corpus/$t" "$HERE/seeds/$t" > "$log" 2>&1 || true
+        "${RUNS_FLAG[@]}" "$work" "$HERE/corpus/$t" "$HERE/seeds/$t" > "$log" 2>&1 || true
     elapsed=$(($(date +%s) - start))
     execs="$(fstat number_of_executed_units "$log")"
     rate="$(fstat average_exec_per_sec "$log")"

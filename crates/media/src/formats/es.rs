@@ -157,7 +157,14 @@ fn h264_sps_size(nal: &[u8]) -> Option<(u32, u32)> {
                     let (mut last, mut next) = (8i32, 8i32);
                     for _ in 0..size {
                         if next != 0 {
-                            next = (last + r.se()? + 256) % 256;
+                            // delta_scale is -128..=127 (H.264 7.4.2.1.1.1): any other value
+                            // is a broken SPS, not an overflow (found by the `elementary`
+                            // fuzz target).
+                            let delta = r.se()?;
+                            if !(-128..=127).contains(&delta) {
+                                return None;
+                            }
+                            next = (last + delta + 256) % 256;
                         }
                         last = if next == 0 { last } else { next };
                     }
@@ -316,6 +323,90 @@ mod tests {
             is_keyframe(&Codec::H264, &[0, 0, 0, 1, 0x41, 0x9a]),
             Some(false)
         );
+    }
+
+    /// Writes an H.264 SPS NAL bit by bit, emulation prevention included.
+    #[derive(Default)]
+    struct SpsWriter {
+        bits: Vec<u8>,
+    }
+
+    impl SpsWriter {
+        fn bits(&mut self, value: u64, n: u32) -> &mut Self {
+            for i in (0..n).rev() {
+                self.bits.push(((value >> i) & 1) as u8);
+            }
+            self
+        }
+        fn ue(&mut self, value: u64) -> &mut Self {
+            let code = value + 1;
+            let len = 64 - code.leading_zeros();
+            self.bits(0, len - 1).bits(code, len)
+        }
+        fn se(&mut self, value: i64) -> &mut Self {
+            let code = if value > 0 {
+                2 * value as u64 - 1
+            } else {
+                2 * value.unsigned_abs()
+            };
+            self.ue(code)
+        }
+        fn nal(&mut self) -> Vec<u8> {
+            self.bits(1, 1);
+            while self.bits.len() % 8 != 0 {
+                self.bits.push(0);
+            }
+            let mut out = vec![0x67];
+            let mut zeros = 0;
+            for byte in self.bits.chunks(8) {
+                let b = byte.iter().fold(0u8, |acc, bit| (acc << 1) | bit);
+                if zeros >= 2 && b <= 3 {
+                    out.push(3);
+                    zeros = 0;
+                }
+                zeros = if b == 0 { zeros + 1 } else { 0 };
+                out.push(b);
+            }
+            out
+        }
+    }
+
+    /// A High-profile 320x240 SPS whose first scaling list starts with `delta`.
+    fn sps_with_scaling_delta(delta: i64) -> Vec<u8> {
+        let mut w = SpsWriter::default();
+        w.bits(100, 8).bits(0, 8).bits(30, 8); // profile_idc, constraints, level_idc
+        w.ue(0).ue(1).ue(0).ue(0).bits(0, 1); // sps id, 4:2:0, 8-bit, 8-bit, no bypass
+        w.bits(1, 1).bits(1, 1).se(delta); // scaling matrix present, list 0 present, delta
+        if (8 + delta + 256) % 256 != 0 {
+            // Not ended by a zero: the other 15 deltas of the 4x4 list, each 0.
+            for _ in 1..16 {
+                w.se(0);
+            }
+        }
+        w.bits(0, 7); // lists 1-7 absent
+        w.ue(0).ue(2).ue(1).bits(0, 1); // frame_num bits, POC type 2, 1 ref frame, no gaps
+        w.ue(19).ue(14).bits(1, 1).bits(1, 1).bits(0, 1); // 20x15 MBs, frames, 8x8, no crop
+        w.nal()
+    }
+
+    #[test]
+    fn an_sps_scaling_delta_out_of_range_is_an_unknown_size_not_an_overflow() {
+        // In range: the size is read past the scaling lists.
+        assert_eq!(h264_sps_size(&sps_with_scaling_delta(-8)), Some((320, 240)));
+        assert_eq!(h264_sps_size(&sps_with_scaling_delta(5)), Some((320, 240)));
+        // 2^31 - 1 overflowed `last + delta + 256` (the `elementary` fuzz target's crash,
+        // fuzz/regressions/elementary/); 128 is the first value H.264 does not allow.
+        for delta in [i64::from(i32::MAX), 128, -129] {
+            assert_eq!(
+                h264_sps_size(&sps_with_scaling_delta(delta)),
+                None,
+                "{delta}"
+            );
+        }
+        // And through the Annex B framing the `elementary` target drives.
+        let mut framed = vec![0, 0, 0, 1];
+        framed.extend(sps_with_scaling_delta(i64::from(i32::MAX)));
+        assert_eq!(picture_size(&Codec::H264, &framed), None);
     }
 
     #[test]
