@@ -353,7 +353,7 @@ mod tests {
         }
         fn nal(&mut self) -> Vec<u8> {
             self.bits(1, 1);
-            while self.bits.len() % 8 != 0 {
+            while !self.bits.len().is_multiple_of(8) {
                 self.bits.push(0);
             }
             let mut out = vec![0x67];
