@@ -55,9 +55,30 @@ struct Args {
     stagger: bool,
     slice: Option<u64>,
     model: Option<String>,
-    /// The recording's duration, seconds (probed from the file, not a flag): each chunk carries
-    /// one second of it.
-    media_seconds: f64,
+}
+
+/// The recording each session loops, cut into chunks of one second of media.
+struct Recording {
+    bytes: Vec<u8>,
+    /// Its duration, seconds, probed from the file.
+    seconds: f64,
+    /// Bytes per chunk: the file's bytes spread evenly over its duration.
+    chunk: usize,
+}
+
+impl Recording {
+    fn read(path: &str) -> Result<Self, String> {
+        let bytes = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
+        let seconds = attune_media::probe(&bytes)
+            .map_err(|e| format!("{path}: {e}"))?
+            .duration;
+        let chunk = (bytes.len() as f64 / seconds).ceil().max(1.0) as usize;
+        Ok(Self {
+            bytes,
+            seconds,
+            chunk,
+        })
+    }
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -77,7 +98,6 @@ fn parse_args() -> Result<Args, String> {
         stagger: false,
         slice: None,
         model: None,
-        media_seconds: 0.0,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -148,7 +168,7 @@ fn open_fds(pid: u32) -> Option<usize> {
 /// given (`--stagger`).
 async fn slot(
     args: Arc<Args>,
-    media: Arc<Vec<u8>>,
+    media: Arc<Recording>,
     stats: Arc<Stats>,
     start_delay: Duration,
     mut first_seconds: Option<u64>,
@@ -173,7 +193,7 @@ fn staggered_first(session_seconds: u64, i: usize, n: usize) -> u64 {
     (session_seconds * (i as u64 + 1)).div_ceil(n).max(1)
 }
 
-async fn session(args: &Args, media: Arc<Vec<u8>>, stats: Arc<Stats>, seconds: u64) {
+async fn session(args: &Args, media: Arc<Recording>, stats: Arc<Stats>, seconds: u64) {
     let base = args.url.trim_end_matches('/');
     let url = match &args.model {
         Some(model) => format!("{base}/v2/stream/analyze?model={model}"),
@@ -261,12 +281,10 @@ async fn session(args: &Args, media: Arc<Vec<u8>>, stats: Arc<Stats>, seconds: u
     if tx.send(Message::text(config)).await.is_err() {
         return;
     }
-    // One second of media per chunk: the file's bytes spread evenly over its duration.
-    let chunk = (media.len() as f64 / args.media_seconds).ceil().max(1.0) as usize;
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
     let started = Instant::now();
     'outer: while started.elapsed().as_secs() < seconds {
-        for piece in media.chunks(chunk) {
+        for piece in media.bytes.chunks(media.chunk) {
             ticker.tick().await;
             if started.elapsed().as_secs() >= seconds {
                 break 'outer;
@@ -355,14 +373,9 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args = parse_args()?;
-    let media = std::fs::read(&args.file)?;
+    let args = Arc::new(parse_args()?);
     // Paced by the recording's own duration: a chunk a second, each one second of media.
-    args.media_seconds = attune_media::probe(&media)
-        .map_err(|e| format!("{}: {e}", args.file))?
-        .duration;
-    let args = Arc::new(args);
-    let media = Arc::new(media);
+    let media = Arc::new(Recording::read(&args.file)?);
     let stats = Arc::new(Stats::default());
     let before = args.server_pid.and_then(process_usage);
     let wall = Instant::now();
@@ -417,7 +430,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n = args.sessions;
     println!(
         "sessions          {n} ({} s each, ramp {} s; a {:.1} s recording looped, one second a second)",
-        args.seconds, args.ramp, args.media_seconds
+        args.seconds, args.ramp, media.seconds
     );
     println!(
         "ready / held      {} / {} (refused {}, ended early {})",
