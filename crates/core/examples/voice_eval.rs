@@ -1,0 +1,326 @@
+//! Diarization error rate of the neural speaker turns (`attune_voice::diarize`) on the real
+//! and synthetic sets, per file and pooled, with the CPU time each took; for tuning.
+//!
+//! ```text
+//! cargo run --release -p attune-core --example voice_eval [ami|real|synthetic|voices]...
+//! ```
+//!
+//! `VOICE_STEP`, `VOICE_CAP`, `VOICE_MINCLEAN`, `VOICE_THRESHOLD`, `VOICE_MINCLUSTER`,
+//! `VOICE_GATE`, `VOICE_GAP`, `VOICE_MINTURN` override the settings (see `DiarizeParams`).
+
+use attune_core::diarization::{diarization_error_rate, parse_rttm, DerBreakdown, SpeakerSegment};
+use attune_voice::{diarize_with, DiarizeParams};
+
+const COLLAR: f64 = 0.25;
+
+fn read_wav(path: &str) -> Vec<f32> {
+    let mut reader = hound::WavReader::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let spec = reader.spec();
+    assert_eq!(spec.sample_rate, 16_000, "{path}");
+    reader
+        .samples::<i16>()
+        .map(|s| s.unwrap_or(0) as f32 / 32768.0)
+        .collect()
+}
+
+fn params() -> DiarizeParams {
+    let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<f64>().ok());
+    let d = DiarizeParams::default();
+    DiarizeParams {
+        step_s: var("VOICE_STEP").unwrap_or(d.step_s),
+        embed_cap_frames: var("VOICE_CAP").map_or(d.embed_cap_frames, |v| v as usize),
+        piece_s: var("VOICE_PIECE").unwrap_or(d.piece_s),
+        threshold: var("VOICE_THRESHOLD").map_or(d.threshold, |v| v as f32),
+        min_cluster_s: var("VOICE_MINCLUSTER").unwrap_or(d.min_cluster_s),
+        max_speakers: d.max_speakers,
+        vad_gate: var("VOICE_GATE").map_or(d.vad_gate, |v| v != 0.0),
+        min_gap_s: var("VOICE_GAP").unwrap_or(d.min_gap_s),
+        min_turn_s: var("VOICE_MINTURN").unwrap_or(d.min_turn_s),
+    }
+}
+
+fn cpu_s() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let f: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let t = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (t(11) + t(12)) / 100.0
+}
+
+struct Row {
+    der: DerBreakdown,
+    speakers: usize,
+    reference_speakers: usize,
+    audio_s: f64,
+    cpu: f64,
+}
+
+fn run(wav: &str, reference: &[SpeakerSegment], p: &DiarizeParams) -> Row {
+    let pcm = read_wav(wav);
+    let (hyp, cpu) = match std::env::var("VOICE_HYP_DIR") {
+        // Another system's turns (e.g. senko's, benches/senko/run.sh), scored the same way.
+        Ok(dir) => {
+            let name = std::path::Path::new(wav)
+                .file_stem()
+                .unwrap()
+                .to_string_lossy()
+                .to_string();
+            let hyp = parse_rttm(
+                &std::fs::read_to_string(format!("{dir}/{name}.rttm")).unwrap_or_default(),
+            );
+            let timing: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(format!("{dir}/timing.json"))
+                    .unwrap_or_else(|_| "{}".into()),
+            )
+            .unwrap_or_default();
+            (hyp, timing[&name]["cpu_s"].as_f64().unwrap_or(f64::NAN))
+        }
+        Err(_) => {
+            let t0 = cpu_s();
+            let d = diarize_with(&pcm, p).unwrap();
+            let cpu = cpu_s() - t0;
+            if std::env::var("VOICE_TURNS").is_ok() {
+                for t in &d.turns {
+                    println!("  turn s{} {:.2}-{:.2}", t.speaker, t.start, t.end);
+                }
+            }
+            if std::env::var("VOICE_PAIRS").is_ok() {
+                pairs(wav, &d, reference);
+            }
+            let hyp = d
+                .turns
+                .iter()
+                .map(|t| SpeakerSegment::new(format!("s{}", t.speaker), t.start, t.end))
+                .collect();
+            (hyp, cpu)
+        }
+    };
+    let mut found: Vec<&str> = hyp.iter().map(|s| s.speaker.as_str()).collect();
+    found.sort_unstable();
+    found.dedup();
+    let speakers = found.len();
+    let mut names: Vec<&str> = reference.iter().map(|s| s.speaker.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    Row {
+        der: diarization_error_rate(reference, &hyp, COLLAR),
+        speakers,
+        reference_speakers: names.len(),
+        audio_s: pcm.len() as f64 / 16_000.0,
+        cpu,
+    }
+}
+
+/// Similarities of the embeddings by reference speaker: within one speaker and across.
+fn pairs(wav: &str, d: &attune_voice::Diarization, reference: &[SpeakerSegment]) {
+    let mut names: Vec<&str> = reference.iter().map(|s| s.speaker.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let label = |spans: &[(f64, f64)]| -> Option<usize> {
+        let mut by = vec![0.0f64; names.len()];
+        let mut total = 0.0;
+        for &(a, b) in spans {
+            total += b - a;
+            for r in reference {
+                let o = (r.end.min(b) - r.start.max(a)).max(0.0);
+                by[names.iter().position(|n| *n == r.speaker).unwrap()] += o;
+            }
+        }
+        let (i, best) = by.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1))?;
+        (*best > 0.8 * total && *best - by.iter().sum::<f64>() + best > 0.7 * total).then_some(i)
+    };
+    if std::env::var("VOICE_PAIRS").as_deref() == Ok("2") {
+        for e in &d.embeddings {
+            let mut by = vec![0.0f64; names.len()];
+            let mut total = 0.0;
+            for &(a, b) in &e.spans {
+                total += b - a;
+                for r in reference {
+                    by[names.iter().position(|n| *n == r.speaker).unwrap()] +=
+                        (r.end.min(b) - r.start.max(a)).max(0.0);
+                }
+            }
+            let shares: Vec<String> = by
+                .iter()
+                .map(|v| format!("{:.2}", v / total.max(1e-9)))
+                .collect();
+            println!(
+                "  local chunk {:5.1} speech {:4.1} s clean {} -> {:?} shares {}",
+                e.chunk_start,
+                total,
+                e.clean,
+                e.speaker,
+                shares.join(" ")
+            );
+        }
+    }
+    let labelled: Vec<(usize, &attune_voice::LocalEmbedding)> = d
+        .embeddings
+        .iter()
+        .filter_map(|e| label(&e.spans).map(|l| (l, e)))
+        .collect();
+    let name = std::path::Path::new(wav)
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    for a in 0..names.len() {
+        for b in a..names.len() {
+            let mut sims = Vec::new();
+            for (i, (la, ea)) in labelled.iter().enumerate() {
+                for (lb, eb) in labelled.iter().skip(i + 1) {
+                    if (*la == a && *lb == b) || (*la == b && *lb == a) {
+                        sims.push(attune_voice::cosine(&ea.embedding, &eb.embedding));
+                    }
+                }
+            }
+            if sims.is_empty() {
+                continue;
+            }
+            sims.sort_by(f32::total_cmp);
+            let mean = sims.iter().sum::<f32>() / sims.len() as f32;
+            println!(
+                "  pairs {name} {} {} {}: n {:3} mean {:.3} p10 {:.3} p90 {:.3}",
+                if a == b { "same" } else { "diff" },
+                names[a],
+                names[b],
+                sims.len(),
+                mean,
+                sims[sims.len() / 10],
+                sims[sims.len() * 9 / 10]
+            );
+        }
+    }
+}
+
+fn print_row(name: &str, r: &Row) {
+    let d = &r.der;
+    println!(
+        "{name:<40} DER {:5.1} %  (miss {:4.1} fa {:4.1} conf {:4.1})  speakers {} / {}  ref speech {:5.1} s  cpu {:.3} s/s",
+        100.0 * d.rate(),
+        100.0 * d.missed / d.total.max(1e-9),
+        100.0 * d.false_alarm / d.total.max(1e-9),
+        100.0 * d.confusion / d.total.max(1e-9),
+        r.speakers,
+        r.reference_speakers,
+        d.total,
+        r.cpu / r.audio_s
+    );
+}
+
+fn pooled(label: &str, rows: &[&Row]) {
+    let der = rows
+        .iter()
+        .fold(DerBreakdown::default(), |a, r| a.add(&r.der));
+    let cpu: f64 = rows.iter().map(|r| r.cpu).sum();
+    let audio: f64 = rows.iter().map(|r| r.audio_s).sum();
+    println!(
+        "{label:<40} DER {:5.1} %  pooled over {} files, cpu {:.4} s per audio s",
+        100.0 * der.rate(),
+        rows.len(),
+        cpu / audio.max(1e-9)
+    );
+}
+
+fn main() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let shared = format!("{root}/../shared/data/real");
+    let p = params();
+    println!("{p:?}");
+    // Load every network before timing anything (each is built once per process).
+    let _ = diarize_with(
+        &read_wav(&format!("{root}/tests/fixtures/real/sample.wav")),
+        &p,
+    );
+    let sets: Vec<String> = std::env::args().skip(1).collect();
+    let want = |s: &str| sets.is_empty() || sets.iter().any(|x| x == s);
+    if want("ami") {
+        let rttm = std::fs::read_to_string(format!("{shared}/ami/excerpts.rttm"))
+            .expect("../shared/data/real/ami/excerpts.rttm");
+        let mut rows = Vec::new();
+        for id in [
+            "dev00", "dev01", "trn00", "trn01", "trn02", "trn03", "trn04", "trn05", "trn06",
+            "trn07", "trn08", "trn09",
+        ] {
+            let lines: String = rttm
+                .lines()
+                .filter(|l| l.split_whitespace().nth(1) == Some(id))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            let reference = parse_rttm(&lines);
+            let row = run(&format!("{shared}/ami/{id}.wav"), &reference, &p);
+            print_row(&format!("ami/{id}"), &row);
+            rows.push((id, row));
+        }
+        pooled(
+            "ami (all)",
+            &rows.iter().map(|(_, r)| r).collect::<Vec<_>>(),
+        );
+        pooled(
+            "ami (>= 15 s annotated)",
+            &rows
+                .iter()
+                .filter(|(_, r)| r.der.total >= 15.0)
+                .map(|(_, r)| r)
+                .collect::<Vec<_>>(),
+        );
+    }
+    if want("real") {
+        let reference = parse_rttm(
+            &std::fs::read_to_string(format!("{root}/tests/fixtures/real/sample.rttm")).unwrap(),
+        );
+        let row = run(
+            &format!("{root}/tests/fixtures/real/sample.wav"),
+            &reference,
+            &p,
+        );
+        print_row("real/sample", &row);
+    }
+    if want("synthetic") {
+        let manifest: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(format!("{root}/tests/fixtures/conversations/manifest.json"))
+                .unwrap(),
+        )
+        .unwrap();
+        let mut rows = Vec::new();
+        for c in manifest["conversations"].as_array().into_iter().flatten() {
+            let name = c["name"].as_str().unwrap_or_default();
+            let reference = parse_rttm(
+                &std::fs::read_to_string(format!(
+                    "{root}/tests/fixtures/conversations/{name}.rttm"
+                ))
+                .unwrap(),
+            );
+            let row = run(
+                &format!("{root}/tests/fixtures/conversations/{name}.wav"),
+                &reference,
+                &p,
+            );
+            print_row(name, &row);
+            rows.push(row);
+        }
+        pooled("synthetic", &rows.iter().collect::<Vec<_>>());
+    }
+    if want("voices") {
+        // Single voices: every one should be one speaker.
+        for entry in std::fs::read_dir(format!("{root}/tests/fixtures/speech"))
+            .unwrap()
+            .flatten()
+        {
+            let path = entry.path();
+            if path.extension().is_some_and(|e| e == "wav") {
+                let pcm = read_wav(path.to_str().unwrap());
+                let d = diarize_with(&pcm, &p).unwrap();
+                println!(
+                    "voice {:<40} speakers {}",
+                    path.file_name().unwrap().to_string_lossy(),
+                    d.speakers
+                );
+            }
+        }
+    }
+}
