@@ -48,15 +48,15 @@ pub use config::{Config, ConfigError, ConfigLayer};
 pub use http_error::{error_response, HttpError};
 pub use ids::CorrelationId;
 pub use jobs::{
-    JobInput, JobRunner, NoBackendRunner, UploadFile, UploadRequest, UploadRoute, ValidatedMedia,
-    WorkerPool,
+    JobInput, JobOutput, JobRunner, NoBackendRunner, UploadFile, UploadRequest, UploadRoute,
+    ValidatedMedia, WorkerPool,
 };
 pub use keys::{ApiKey, KeyHash, Scope, UnknownScope};
 pub use server::{run, spawn, ServerHandle};
 pub use services::Services;
 pub use store::{
     Account, AccountLimits, BudgetOutcome, ClaimedJob, CreatedKey, JobRecord, JobStore, KeyRecord,
-    KeyStatus, KeyStore, NewJob, NewToken, QueuedMedia, QuotaOutcome, SqliteStore, StoreError,
-    TokenCaps, TokenRecord, TokenStore, Usage, UsageStore,
+    KeyStatus, KeyStore, NewJob, NewToken, QueuedMedia, QuotaOutcome, SpeakerTurn, SqliteStore,
+    StoreError, TokenCaps, TokenRecord, TokenStore, Usage, UsageStore,
 };
 pub use tokens::ClientToken;
