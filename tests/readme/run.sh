@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's commands, run as written: the quick start's server and its `curl` upload, the
 # command-line example and the output the README shows of it, and the test command (which must be
-# the one .ci/run runs). The blocks are read from README.md, each marked by a
-# `<!-- readme-check: NAME -->` line before its fence, so an edit to the README is what is tested.
+# the one .ci/run runs); and every local link of the README, CHANGELOG.md and docs/*.md. The
+# blocks are read from README.md, each marked by a `<!-- readme-check: NAME -->` line before its
+# fence, so an edit to the README is what is tested.
 #
 # The README says `cargo run --release ...`; here a `cargo` on the PATH runs the same program of
 # the test build instead (tests/built.sh: a release build would add about 30 minutes to CI). It
@@ -51,6 +52,19 @@ for needed in ["serve", "upload", "test", "cli", "cli-output"]:
         sys.exit(f"README.md: expected one block marked `readme-check: {needed}`, found {names.count(needed)}")
 for name, body in found:
     open(f"{work}/{name}", "w", encoding="utf-8").write(body)
+PY
+
+# Every local link of the README, the changelog and the manual names a file that exists.
+python3 - <<'PY' || fail "a link names a missing file"
+import glob, os, re, sys
+broken = []
+for page in ["README.md", "CHANGELOG.md", *sorted(glob.glob("docs/*.md"))]:
+    text = open(page, encoding="utf-8").read()
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+        if not re.match(r"[a-z]+:", target) and not os.path.exists(os.path.join(os.path.dirname(page), target)):
+            broken.append(f"{page}: {target}")
+if broken:
+    sys.exit("\n".join(broken))
 PY
 
 # The README's test command is the one CI runs.
