@@ -19,6 +19,13 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT="$PWD"
 
+# The quick start's upload is a curl command: install Debian's when it is missing and we can.
+if ! command -v curl >/dev/null && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends curl >/dev/null
+fi
+command -v curl >/dev/null || { echo "tests/readme/run.sh: curl is needed (the README's upload)" >&2; exit 1; }
+
 source tests/built.sh attune
 case "$BUILT" in
     /*) ;;
