@@ -7,7 +7,7 @@
 //! `close_code` and `severity`, and both build `link` from the anchor.
 //!
 //! Where the interface gives no HTTP status or close code, this table chooses
-//! one and says so in `README.md` ("Interface notes"): HTTP statuses follow the
+//! one and says so in `docs/INTERFACE.md` ("Errors"): HTTP statuses follow the
 //! meaning (401 for credentials, 429 for limits, 422 for media that cannot be
 //! analyzed); close codes for credential, scope and limit refusals follow the
 //! interface's own `ih2003` -> 4003 pattern (4000 + the HTTP status's last two

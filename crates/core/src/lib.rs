@@ -3,6 +3,30 @@
 //! window plan. No sockets, no async runtime, no clocks: callers feed inputs
 //! and send the outputs wherever they like.
 //!
+//! A whole file is one call, [`pipeline::analyze_bytes`]: media bytes in, the
+//! windows of an upload job out (a live session fed in chunks is the
+//! [`session::StreamSession`] example of the `attune` crate).
+//!
+//! ```
+//! use attune_core::pipeline::{analyze_bytes, AnalysisOptions};
+//! use attune_core::upload::Sections;
+//! use attune_core::wire::{IncludeFlag, Model};
+//!
+//! // A bundled ten-second exchange between two voices.
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/speech/two_voices.wav");
+//! let bytes = std::fs::read(path)?;
+//! let analysis = analyze_bytes(&bytes, &AnalysisOptions::new(Model::Inter2Audio))?;
+//! assert_eq!(analysis.windows.len(), 2, "5 s windows");
+//! assert!(analysis.params_version.starts_with("inter-2-audio/rules-"));
+//! // The v2 job result, as the server answers it, with the sections asked for.
+//! let result = analysis.job_result(Sections::from_flags(&[IncludeFlag::ConversationQualityOverall]));
+//! let overall = result.conversation_quality.and_then(|q| q.overall).expect("asked for");
+//! assert!((0.0..=100.0).contains(&overall.quality_index));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The state machines a stream session's events come from:
+//!
 //! ```
 //! use attune_core::lifecycle::signals::{Detection, UpdatePolicy};
 //! use attune_core::lifecycle::{ClosedWindow, SessionLifecycle};

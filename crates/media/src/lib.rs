@@ -6,6 +6,24 @@
 //! capped in length; and the third-party decoders are wrapped so that a panic in one becomes
 //! [`MediaError::Unreadable`].
 //!
+//! ```
+//! use attune_media::{decode_audio, probe, video_frames, Container, Pcm};
+//!
+//! // A bundled five-second MP4 with H.264 video and AAC audio.
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/mp4_h264_aac.mp4");
+//! let bytes = std::fs::read(path)?;
+//! let info = probe(&bytes)?;
+//! assert_eq!(info.container, Container::Mp4);
+//! assert!(info.has_audio() && info.has_video());
+//! // The audio as mono 16 kHz PCM, the video as a list of frames.
+//! let pcm = decode_audio(&bytes)?;
+//! assert_eq!(Pcm::SAMPLE_RATE, 16_000);
+//! assert!((pcm.duration() - info.duration).abs() < 0.1);
+//! let frames = video_frames(&bytes)?;
+//! assert!(frames.iter().any(|frame| frame.keyframe));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! | container | structure, probe, video frames | audio packets | audio decoder |
 //! |---|---|---|---|
 //! | MP4 / MOV / M4A, progressive and fragmented | own incremental box parser (`stts`/`ctts`/`stss`/`stsz`, `moof`/`trun`, `elst`) | own (codec parameters from Symphonia's `IsoMp4Reader` on `ftyp` + `moov`) | Symphonia, opus-pure |

@@ -292,15 +292,7 @@ pub fn report_page(file: &Path, analysis: &FileAnalysis, result: &UploadJobResul
         || file.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    let turns: Vec<crate::report::SpeakerTurn> = analysis
-        .speaker_turns
-        .iter()
-        .map(|t| crate::report::SpeakerTurn {
-            speaker: u32::from(t.speaker),
-            start: t.start_s,
-            end: t.end_s,
-        })
-        .collect();
+    let turns = crate::analyzer_runner::speaker_turns(analysis);
     crate::report::render(&crate::report::ReportInput {
         title: &title,
         model: analysis.model,

@@ -1,11 +1,12 @@
 //! The production [`JobRunner`]: attune-core's library entry points, the same
 //! ones an embedding service calls, behind the upload routes.
 
-use crate::jobs::{JobInput, JobRunner, UploadRequest, UploadRoute, ValidatedMedia};
+use crate::jobs::{JobInput, JobOutput, JobRunner, UploadRequest, UploadRoute, ValidatedMedia};
+use crate::store::SpeakerTurn;
 use attune_core::feedback::feedback;
 use attune_core::pipeline::{analyze_bytes, validate, AnalysisOptions};
 use attune_core::upload::V1Parts;
-use attune_core::wire::{Feedback, UploadJobResult};
+use attune_core::wire::Feedback;
 use attune_core::ServiceError;
 use std::time::Duration;
 
@@ -36,6 +37,20 @@ impl AnalyzerRunner {
     }
 }
 
+/// The speaker turns of an analysis, as the HTML report draws them (the same
+/// list `attune analyze --html` draws).
+pub(crate) fn speaker_turns(analysis: &attune_core::pipeline::FileAnalysis) -> Vec<SpeakerTurn> {
+    analysis
+        .speaker_turns
+        .iter()
+        .map(|t| SpeakerTurn {
+            speaker: u32::from(t.speaker),
+            start: t.start_s,
+            end: t.end_s,
+        })
+        .collect()
+}
+
 impl JobRunner for AnalyzerRunner {
     fn validate(&self, request: &UploadRequest) -> Result<ValidatedMedia, ServiceError> {
         let info = validate(&request.file.bytes, &self.options(request))?;
@@ -44,10 +59,13 @@ impl JobRunner for AnalyzerRunner {
         })
     }
 
-    fn run(&self, job: JobInput) -> Result<UploadJobResult, ServiceError> {
+    fn run(&self, job: JobInput) -> Result<JobOutput, ServiceError> {
         let request = &job.request;
         let analysis = analyze_bytes(&request.file.bytes, &self.options(request))?;
-        Ok(analysis.job_result(request.sections()))
+        Ok(JobOutput {
+            result: analysis.job_result(request.sections()),
+            speaker_turns: speaker_turns(&analysis),
+        })
     }
 
     fn feedback(&self, request: &UploadRequest, parts: &V1Parts) -> Result<Feedback, ServiceError> {

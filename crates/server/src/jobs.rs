@@ -11,6 +11,7 @@
 //! order (tokio's semaphore is fair).
 
 use crate::executor::{Executor, Lane};
+use crate::store::SpeakerTurn;
 use attune_core::upload::{Sections, V1Parts};
 use attune_core::wire::{Dimension, Feedback, IncludeFlag, Model, Seconds, UploadJobResult};
 use attune_core::{ErrorCode, ServiceError};
@@ -86,6 +87,27 @@ pub struct JobInput {
     pub media: ValidatedMedia,
 }
 
+/// What an analysis hands back: the result the interface reports and, for
+/// the job's HTML report only, the speaker turns the analysis read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobOutput {
+    /// The job's `result`, as the wire carries it.
+    pub result: UploadJobResult,
+    /// The speaker turns the analysis read (empty when it read none, or when
+    /// the runner does not tell voices apart); stored with the job, never sent.
+    pub speaker_turns: Vec<SpeakerTurn>,
+}
+
+impl From<UploadJobResult> for JobOutput {
+    /// A result without speaker turns.
+    fn from(result: UploadJobResult) -> JobOutput {
+        JobOutput {
+            result,
+            speaker_turns: Vec::new(),
+        }
+    }
+}
+
 /// The analysis behind the upload routes. Every method is called on a
 /// blocking thread, never on an async worker.
 pub trait JobRunner: Send + Sync + 'static {
@@ -97,7 +119,7 @@ pub trait JobRunner: Send + Sync + 'static {
 
     /// Analyzes the media. On v2 an error fails the job (the submit already
     /// succeeded); on v1 it answers the request.
-    fn run(&self, job: JobInput) -> Result<UploadJobResult, ServiceError>;
+    fn run(&self, job: JobInput) -> Result<JobOutput, ServiceError>;
 
     /// The v1 feedback for a request that gave goal dimensions or a
     /// conversation context, from the whole-file results: `feedback` when a
@@ -126,7 +148,7 @@ impl JobRunner for NoBackendRunner {
         Err(NoBackendRunner::refusal(request.model))
     }
 
-    fn run(&self, job: JobInput) -> Result<UploadJobResult, ServiceError> {
+    fn run(&self, job: JobInput) -> Result<JobOutput, ServiceError> {
         Err(NoBackendRunner::refusal(job.request.model))
     }
 
@@ -277,11 +299,7 @@ impl WorkerPool {
 
     /// Runs an analysis on the executor's upload lane. The caller holds a
     /// [`Worker`].
-    pub async fn run(
-        &self,
-        _worker: &Worker,
-        input: JobInput,
-    ) -> Result<UploadJobResult, ServiceError> {
+    pub async fn run(&self, _worker: &Worker, input: JobInput) -> Result<JobOutput, ServiceError> {
         let runner = Arc::clone(&self.runner);
         self.executor
             .run(Lane::Upload, move || runner.run(input))

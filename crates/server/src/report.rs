@@ -20,17 +20,7 @@ use attune_cqi::Band;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-/// One stretch of speech by one voice, as far as the analysis can tell
-/// voices apart.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SpeakerTurn {
-    /// The voice, counted from 0 in order of first appearance.
-    pub speaker: u32,
-    /// Start, seconds.
-    pub start: Seconds,
-    /// End, seconds.
-    pub end: Seconds,
-}
+pub use crate::store::SpeakerTurn;
 
 /// What the report shows: the job result and the facts around it.
 #[derive(Debug, Clone, Copy)]
@@ -43,7 +33,8 @@ pub struct ReportInput<'a> {
     pub params_version: &'a str,
     /// The analysis, as a v2 job holds it.
     pub result: &'a UploadJobResult,
-    /// Speaker turns, when the caller knows them (a stored job does not).
+    /// Speaker turns, when the caller knows them (a job completed before
+    /// stores kept turns does not).
     pub turns: Option<&'a [SpeakerTurn]>,
 }
 
@@ -697,7 +688,8 @@ fn escape(text: &str) -> String {
 }
 
 /// `GET /v2/upload/jobs/{job_id}/report`: the report of a completed job
-/// (an extension outside the interface). It reads the job exactly as
+/// (an extension outside the interface), with the speaker lanes of the turns
+/// stored with the job, as `attune analyze --html` draws them. It reads the job exactly as
 /// `GET /v2/upload/jobs/{job_id}` does (scope, account, expiry, `ih4021`);
 /// a job still queued or running answers `202` with a page saying so and
 /// `Retry-After`, a failed job a page with its error.
@@ -719,7 +711,7 @@ pub(crate) async fn job_report(
                 params_version: attune_core::analysis::params::ModelParams::for_model(record.model)
                     .version,
                 result,
-                turns: None,
+                turns: record.speaker_turns.as_deref(),
             }),
         ),
         (_, Some(error)) if record.status == UploadJobStatus::Failed => (

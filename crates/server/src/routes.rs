@@ -409,7 +409,7 @@ impl App {
 
 impl App {
     /// `GET /metrics`: no credential, like `/healthz`; operators keep it off
-    /// the public listener (see the README).
+    /// the public listener (`docs/SERVER.md`, "Metrics").
     async fn metrics_scrape(&self) -> Response<Body> {
         self.metrics
             .refresh_queue_age(self.services.jobs.as_ref(), self.services.clock.now())

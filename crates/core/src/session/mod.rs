@@ -17,7 +17,7 @@
 //!   \----------------- fatal error / limit / shutdown ---------------/
 //! ```
 //!
-//! Choices where the interface is silent (also in the README's interface notes):
+//! Choices where the interface is silent (also in docs/INTERFACE.md):
 //! - Idle time counts from the last inbound frame of any kind; it does not
 //!   apply while draining (the drain deadline is shorter).
 //! - A zero-byte binary frame answers a non-fatal `ih6007` for its segment; an

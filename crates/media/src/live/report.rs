@@ -35,7 +35,7 @@ impl PcmRate {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum LiveMode {
-    /// Told apart by content, frame by frame (see the [module docs](self)).
+    /// Told apart by content, frame by frame (see the [module docs](crate::live)).
     Auto,
     /// Every frame is one complete file; each is checked (`ih5006` under 3 s) before it is
     /// decoded.
@@ -119,7 +119,7 @@ impl LiveError {
     }
 }
 
-/// What one frame (or [`LiveReader::finish`]) produced.
+/// What one frame (or [`LiveReader::finish`](crate::live::LiveReader::finish)) produced.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ChunkReport {
     /// The segment index the caller passed.
@@ -134,7 +134,8 @@ pub struct ChunkReport {
     /// Video frames not decoded because the session's decode budget ran out.
     pub frames_over_budget: usize,
     /// The session media time newly covered: from the media end before this frame to the
-    /// media end after it ([`LiveReader::media_end`]); `None` when nothing was added.
+    /// media end after it ([`LiveReader::media_end`](crate::live::LiveReader::media_end));
+    /// `None` when nothing was added.
     pub span: Option<MediaSpan>,
     /// Non-fatal problems, each with the segment index of the frame concerned.
     pub problems: Vec<SegmentProblem>,

@@ -80,10 +80,10 @@ impl Budget {
 }
 
 /// An incremental pixel decoder, fed one encoded frame at a time (a file's frames from
-/// [`encoded_video`], or a live reader's as they arrive). Gives luma, and RGB when asked for
-/// ([`with_rgb`](Self::with_rgb)); converts only the frames its sampler picks
-/// ([`with_sample_rate`](Self::with_sample_rate)) and, on streams, decodes within a budget
-/// ([`with_pixel_budget`](Self::with_pixel_budget)).
+/// [`encoded_video`](crate::video::encoded_video), or a live reader's as they arrive). Gives
+/// luma, and RGB when asked for ([`with_rgb`](Self::with_rgb)); converts only the frames its
+/// sampler picks ([`with_sample_rate`](Self::with_sample_rate)) and, on streams, decodes within
+/// a budget ([`with_pixel_budget`](Self::with_pixel_budget)).
 ///
 /// Frames go in in decode order; pictures come out in presentation order, each stamped with
 /// the time of the frame it came from. For H.264 with B-frames a picture can come out a few
@@ -212,8 +212,9 @@ impl LumaDecoder {
         self.feed(pts, true, None, data).map(|p| p.luma)
     }
 
-    /// Decodes one frame of an [`EncodedVideo`]; frames that are not presented are decoded (later
-    /// frames may need them; H.264 pictures nothing needs are skipped) but give no picture.
+    /// Decodes one frame of an [`EncodedVideo`](crate::video::EncodedVideo); frames that are
+    /// not presented are decoded (later frames may need them; H.264 pictures nothing needs are
+    /// skipped) but give no picture.
     pub fn decode_frame(&mut self, frame: &EncodedVideoFrame) -> Option<LumaFrame> {
         self.decode_picture(frame).map(|p| p.luma)
     }

@@ -14,70 +14,70 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigLayer {
-    /// See [`Config::bind`].
+    /// See [`Config::bind`](super::Config::bind).
     pub bind: Option<SocketAddr>,
-    /// See [`Config::base_url`].
+    /// See [`Config::base_url`](super::Config::base_url).
     pub base_url: Option<String>,
-    /// See [`Config::ws_base_url`].
+    /// See [`Config::ws_base_url`](super::Config::ws_base_url).
     pub ws_base_url: Option<String>,
-    /// See [`Config::docs_url`].
+    /// See [`Config::docs_url`](super::Config::docs_url).
     pub docs_url: Option<String>,
-    /// See [`Config::store_path`].
+    /// See [`Config::store_path`](super::Config::store_path).
     pub store_path: Option<PathBuf>,
-    /// See [`Config::store_url`].
+    /// See [`Config::store_url`](super::Config::store_url).
     pub store_url: Option<StoreUrl>,
-    /// See [`Config::store_lease`], in seconds.
+    /// See [`Config::store_lease`](super::Config::store_lease), in seconds.
     pub store_lease_seconds: Option<u64>,
-    /// See [`Config::max_connections`].
+    /// See [`Config::max_connections`](super::Config::max_connections).
     pub max_connections: Option<usize>,
-    /// See [`Config::max_connections_per_ip`].
+    /// See [`Config::max_connections_per_ip`](super::Config::max_connections_per_ip).
     pub max_connections_per_ip: Option<usize>,
-    /// See [`Config::header_read_timeout`], in seconds.
+    /// See [`Config::header_read_timeout`](super::Config::header_read_timeout), in seconds.
     pub header_read_timeout_seconds: Option<u64>,
-    /// See [`Config::body_read_timeout`], in seconds.
+    /// See [`Config::body_read_timeout`](super::Config::body_read_timeout), in seconds.
     pub body_read_timeout_seconds: Option<u64>,
-    /// See [`Config::analysis_threads`].
+    /// See [`Config::analysis_threads`](super::Config::analysis_threads).
     pub analysis_threads: Option<usize>,
     /// The older name of `analysis_threads` (the upload workers), read when
     /// `analysis_threads` is unset.
     pub workers: Option<usize>,
-    /// See [`Config::max_jobs`].
+    /// See [`Config::max_jobs`](super::Config::max_jobs).
     pub max_jobs: Option<usize>,
-    /// See [`Config::max_media_duration`], in seconds.
+    /// See [`Config::max_media_duration`](super::Config::max_media_duration), in seconds.
     pub max_media_duration_seconds: Option<u64>,
-    /// See [`Config::max_upload_bytes`].
+    /// See [`Config::max_upload_bytes`](super::Config::max_upload_bytes).
     pub max_upload_bytes: Option<u64>,
-    /// See [`Config::shutdown_grace`], in seconds.
+    /// See [`Config::shutdown_grace`](super::Config::shutdown_grace), in seconds.
     pub shutdown_grace_seconds: Option<u64>,
-    /// See [`Config::stream_idle_timeout_seconds`].
+    /// See [`Config::stream_idle_timeout_seconds`](super::Config::stream_idle_timeout_seconds).
     pub stream_idle_timeout_seconds: Option<u64>,
-    /// See [`Config::stream_max_duration_seconds`].
+    /// See [`Config::stream_max_duration_seconds`](super::Config::stream_max_duration_seconds).
     pub stream_max_duration_seconds: Option<u64>,
-    /// See [`Config::stream_drain_seconds`].
+    /// See [`Config::stream_drain_seconds`](super::Config::stream_drain_seconds).
     pub stream_drain_seconds: Option<u64>,
-    /// See [`Config::stream_shutdown_notice_seconds`].
+    /// See [`Config::stream_shutdown_notice_seconds`](super::Config::stream_shutdown_notice_seconds).
     pub stream_shutdown_notice_seconds: Option<u64>,
     /// The older name of `analysis_threads` for the stream threads, read
     /// when neither `analysis_threads` nor `workers` is set.
     pub stream_analysis_threads: Option<usize>,
-    /// See [`Config::stream_time_scale`].
+    /// See [`Config::stream_time_scale`](super::Config::stream_time_scale).
     pub stream_time_scale: Option<u32>,
-    /// See [`Config::stream_max_lag_ms`].
+    /// See [`Config::stream_max_lag_ms`](super::Config::stream_max_lag_ms).
     pub stream_max_lag_ms: Option<u64>,
-    /// See [`Config::stream_max_queued_bytes`].
+    /// See [`Config::stream_max_queued_bytes`](super::Config::stream_max_queued_bytes).
     pub stream_max_queued_bytes: Option<u64>,
-    /// See [`Config::stream_max_backlog_bytes`].
+    /// See [`Config::stream_max_backlog_bytes`](super::Config::stream_max_backlog_bytes).
     pub stream_max_backlog_bytes: Option<u64>,
-    /// See [`Config::stream_max_message_bytes`].
+    /// See [`Config::stream_max_message_bytes`](super::Config::stream_max_message_bytes).
     pub stream_max_message_bytes: Option<u64>,
-    /// See [`Config::stream_write_timeout`], in seconds.
+    /// See [`Config::stream_write_timeout`](super::Config::stream_write_timeout), in seconds.
     pub stream_write_timeout_seconds: Option<u64>,
-    /// See [`Config::stream_models`].
+    /// See [`Config::stream_models`](super::Config::stream_models).
     pub stream_models: Option<Vec<String>>,
     /// The `[recommender]` table: the optional realtime recommendation backend.
     #[serde(default)]
     pub recommender: RecommenderConfig,
-    /// See [`Config::demo_api_key`].
+    /// See [`Config::demo_api_key`](super::Config::demo_api_key).
     pub demo_api_key: Option<DemoApiKey>,
 }
 

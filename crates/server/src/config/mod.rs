@@ -2,41 +2,10 @@
 //! environment variables, then command-line flags, each layer overriding the
 //! one before.
 //!
-//! | TOML key / variable suffix | default |
-//! |---|---|
-//! | `bind` / `ATTUNE_BIND` | `127.0.0.1:8080` |
-//! | `base_url` / `ATTUNE_BASE_URL` | `http://{bind}` |
-//! | `ws_base_url` / `ATTUNE_WS_BASE_URL` | `base_url` with `http` -> `ws`, `https` -> `wss` |
-//! | `docs_url` / `ATTUNE_DOCS_URL` | `{base_url}/docs` |
-//! | `store_path` / `ATTUNE_STORE_PATH` | `./attune-data/attune.sqlite3` |
-//! | `store_url` / `ATTUNE_STORE_URL` | none: the SQLite file; `postgres://...` shares a PostgreSQL store between instances |
-//! | `store_lease_seconds` / `ATTUNE_STORE_LEASE_SECONDS` | `30`: how long a killed instance's running jobs stay `running` on a shared store |
-//! | `max_connections` / `ATTUNE_MAX_CONNECTIONS` | `1024`: connections served at once; more wait in the listen backlog |
-//! | `max_connections_per_ip` / `ATTUNE_MAX_CONNECTIONS_PER_IP` | `0` (no limit): connections one client address may hold; more are answered `503` `ih1002` and closed |
-//! | `header_read_timeout_seconds` / `ATTUNE_HEADER_READ_TIMEOUT_SECONDS` | `30`: a request head not complete by then closes the connection |
-//! | `body_read_timeout_seconds` / `ATTUNE_BODY_READ_TIMEOUT_SECONDS` | `300`: a request body not complete by then is answered `408` |
-//! | `analysis_threads` / `ATTUNE_ANALYSIS_THREADS` | the number of CPUs: the one analysis executor's threads, shared by uploads and streams (see `crate::executor`); the older names `workers`/`ATTUNE_WORKERS` and `stream_analysis_threads`/`ATTUNE_STREAM_ANALYSIS_THREADS` are read when it is unset |
-//! | `max_jobs` / `ATTUNE_MAX_JOBS` | `64` (at least the uploads that may run at once) |
-//! | `max_media_duration_seconds` / `ATTUNE_MAX_MEDIA_DURATION_SECONDS` | `1800` |
-//! | `max_upload_bytes` / `ATTUNE_MAX_UPLOAD_BYTES` | `33554432` |
-//! | `shutdown_grace_seconds` / `ATTUNE_SHUTDOWN_GRACE_SECONDS` | `30` |
-//! | `stream_idle_timeout_seconds` / `ATTUNE_STREAM_IDLE_TIMEOUT_SECONDS` | `300` |
-//! | `stream_max_duration_seconds` / `ATTUNE_STREAM_MAX_DURATION_SECONDS` | `3600` |
-//! | `stream_drain_seconds` / `ATTUNE_STREAM_DRAIN_SECONDS` | `30` |
-//! | `stream_shutdown_notice_seconds` / `ATTUNE_STREAM_SHUTDOWN_NOTICE_SECONDS` | `300` |
-//! | `stream_time_scale` / `ATTUNE_STREAM_TIME_SCALE` | `1` |
-//! | `stream_max_lag_ms` / `ATTUNE_STREAM_MAX_LAG_MS` | `2000` |
-//! | `stream_max_queued_bytes` / `ATTUNE_STREAM_MAX_QUEUED_BYTES` | `50331648` (48 MiB) |
-//! | `stream_max_backlog_bytes` / `ATTUNE_STREAM_MAX_BACKLOG_BYTES` | `100663296` (96 MiB) |
-//! | `stream_max_message_bytes` / `ATTUNE_STREAM_MAX_MESSAGE_BYTES` | `67108864` (64 MiB) |
-//! | `stream_write_timeout_seconds` / `ATTUNE_STREAM_WRITE_TIMEOUT_SECONDS` | `30`: a stream client that reads nothing for this long is disconnected |
-//! | `stream_models` / `ATTUNE_STREAM_MODELS` | `inter-2,inter-2-audio` |
-//! | `recommender.url` / `ATTUNE_RECOMMENDER_URL` | none: the embedded recommender alone |
-//! | `recommender.model` / `ATTUNE_RECOMMENDER_MODEL` | none (required with `url`) |
-//! | `recommender.api_key_env` / `ATTUNE_RECOMMENDER_API_KEY_ENV` | none |
-//! | `recommender.api_key` / `ATTUNE_RECOMMENDER_API_KEY` | none |
-//! | `recommender.timeout_ms` / `ATTUNE_RECOMMENDER_TIMEOUT_MS` | `3000` |
-//! | `demo_api_key` / `ATTUNE_DEMO_API_KEY` | none: `/demo` explains how to enable it |
+//! Every key, its environment variable (`ATTUNE_` and the key in upper case)
+//! and its default are in the manual, `docs/SERVER.md` ("Settings"), and in
+//! the example file `docs/attune.example.toml`; the tests in `documented.rs`
+//! fail when either misses a key or states a default the code does not have.
 //!
 //! Other `ATTUNE_*` variables (such as `ATTUNE_LOG`) are not configuration
 //! keys and are ignored here; an unknown key in the file is an error, so a
@@ -363,5 +332,7 @@ impl Default for Config {
     }
 }
 
+#[cfg(test)]
+mod documented;
 #[cfg(test)]
 mod tests;

@@ -10,7 +10,7 @@
 //! store does not: its jobs run in the process that accepted them, as before.
 
 use super::{StoreError, StoreFuture};
-use attune_core::wire::{IncludeFlag, Model, Timestamp, UploadJobResult, UploadJobStatus};
+use attune_core::wire::{IncludeFlag, Model, Seconds, Timestamp, UploadJobResult, UploadJobStatus};
 use attune_core::ServiceError;
 use bytes::Bytes;
 use time::Date;
@@ -60,6 +60,46 @@ pub struct JobRecord {
     pub result: Option<UploadJobResult>,
     /// Set when `status` is `failed`.
     pub error: Option<ServiceError>,
+    /// The speaker turns the analysis read, kept beside a completed job's
+    /// result for its HTML report (never on the wire: the interface's result
+    /// has no field for them). `None` for a job not completed, or completed
+    /// before stores kept turns.
+    pub speaker_turns: Option<Vec<SpeakerTurn>>,
+}
+
+/// One stretch of speech by one voice, as far as the analysis can tell
+/// voices apart: what the HTML report draws as a speaker lane.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpeakerTurn {
+    /// The voice, counted from 0 in order of first appearance.
+    pub speaker: u32,
+    /// Start, seconds.
+    pub start: Seconds,
+    /// End, seconds.
+    pub end: Seconds,
+}
+
+/// The stored form of a job's speaker turns: a JSON array of `[start, end,
+/// speaker]` triples, so a store keeps them in one text column.
+pub(super) fn encode_turns(turns: &[SpeakerTurn]) -> String {
+    let triples: Vec<(Seconds, Seconds, u32)> =
+        turns.iter().map(|t| (t.start, t.end, t.speaker)).collect();
+    // Numbers in arrays: serialising cannot fail (non-finite numbers become `null`, which
+    // `decode_turns` refuses rather than invent a time).
+    serde_json::to_string(&triples).expect("turns serialise")
+}
+
+/// Reads what [`encode_turns`] wrote.
+pub(super) fn decode_turns(text: &str) -> Result<Vec<SpeakerTurn>, serde_json::Error> {
+    let triples: Vec<(Seconds, Seconds, u32)> = serde_json::from_str(text)?;
+    Ok(triples
+        .into_iter()
+        .map(|(start, end, speaker)| SpeakerTurn {
+            speaker,
+            start,
+            end,
+        })
+        .collect())
 }
 
 /// What an instance needs to run a job it did not accept: the upload and
@@ -107,12 +147,14 @@ pub trait JobStore: Send + Sync {
     /// `queued` -> `running`; answers whether the job was queued.
     fn mark_running<'a>(&'a self, id: &'a str, at: Timestamp) -> StoreFuture<'a, bool>;
 
-    /// `running` -> `completed` with `result`; answers whether the job was
-    /// running.
+    /// `running` -> `completed` with `result` and the speaker turns its
+    /// analysis read (kept for [`JobRecord::speaker_turns`]); answers whether
+    /// the job was running.
     fn mark_completed<'a>(
         &'a self,
         id: &'a str,
         result: &'a UploadJobResult,
+        speaker_turns: &'a [SpeakerTurn],
         at: Timestamp,
     ) -> StoreFuture<'a, bool>;
 

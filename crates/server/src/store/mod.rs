@@ -17,7 +17,7 @@ mod sqlite_tokens;
 mod tokens;
 mod usage;
 
-pub use jobs::{ClaimedJob, JobRecord, JobStore, NewJob, QueuedMedia};
+pub use jobs::{ClaimedJob, JobRecord, JobStore, NewJob, QueuedMedia, SpeakerTurn};
 pub use postgres::{is_postgres_url, PgStoreOptions};
 pub use postgres_base::PgStore;
 pub use sqlite::SqliteStore;

@@ -7,18 +7,21 @@
 //! that accepted it (and a restart of every instance). Once claimed, its
 //! media is deleted and the claimer's lease covers it.
 
+use super::jobs::{decode_turns, encode_turns};
 use super::postgres_base::{raw, refund_usage, PgStore};
 use super::postgres_tokens::refund_token;
 use super::sqlite::{day_key, from_sql_int};
 use super::sqlite_tokens::timestamp;
-use super::{ClaimedJob, JobRecord, JobStore, NewJob, QueuedMedia, StoreError, StoreFuture};
+use super::{
+    ClaimedJob, JobRecord, JobStore, NewJob, QueuedMedia, SpeakerTurn, StoreError, StoreFuture,
+};
 use attune_core::wire::{IncludeFlag, Model, Timestamp, UploadJobResult, UploadJobStatus};
 use attune_core::{ErrorCode, ServiceError};
 use deadpool_postgres::Pool;
 use tokio_postgres::{GenericClient, Row, Transaction};
 
 const JOB_COLUMNS: &str = "id, account_id, model, status, correlation_id, created_at, \
-     expires_at, result, error_code, error_message FROM jobs";
+     expires_at, result, error_code, error_message, speaker_turns FROM jobs";
 
 fn job_record(row: &Row) -> Result<JobRecord, StoreError> {
     let id: String = row.try_get(0)?;
@@ -35,6 +38,12 @@ fn job_record(row: &Row) -> Result<JobRecord, StoreError> {
         .map(serde_json::from_str::<UploadJobResult>)
         .transpose()
         .map_err(|e| incompatible(format!("unreadable result: {e}")))?;
+    let speaker_turns = row
+        .try_get::<_, Option<String>>(10)?
+        .as_deref()
+        .map(decode_turns)
+        .transpose()
+        .map_err(|e| incompatible(format!("unreadable speaker turns: {e}")))?;
     let error = match row.try_get::<_, Option<String>>(8)? {
         None => None,
         Some(code) => {
@@ -55,6 +64,7 @@ fn job_record(row: &Row) -> Result<JobRecord, StoreError> {
         expires_at: timestamp(row.try_get(6)?)?,
         result,
         error,
+        speaker_turns,
         id,
     })
 }
@@ -330,17 +340,19 @@ impl JobStore for PgStore {
         &'a self,
         id: &'a str,
         result: &'a UploadJobResult,
+        speaker_turns: &'a [SpeakerTurn],
         at: Timestamp,
     ) -> StoreFuture<'a, bool> {
         // Serialising plain data with string keys cannot fail.
         let result = serde_json::to_string(result).expect("a job result serialises");
+        let turns = encode_turns(speaker_turns);
         self.errors.op("mark_completed").run(async move {
             let client = self.pool.get().await?;
             let changed = client
                 .execute(
-                    "UPDATE jobs SET status = 'completed', result = $2, updated_at = $3 \
-                     WHERE id = $1 AND status = 'running'",
-                    &[&id, &result, &at.unix_millis()],
+                    "UPDATE jobs SET status = 'completed', result = $2, speaker_turns = $3, \
+                     updated_at = $4 WHERE id = $1 AND status = 'running'",
+                    &[&id, &result, &turns, &at.unix_millis()],
                 )
                 .await?;
             Ok(changed == 1)

@@ -203,4 +203,7 @@ pub(super) const MIGRATIONS: &[&str] = &[
                 WHERE subject = p_subject AND next_arrival_ms = p_back_tat;
         END IF;
     END $$;",
+    // 5: the speaker turns a completed job's analysis read, for its HTML report
+    // (`[[start, end, speaker], ...]`; NULL for jobs completed before).
+    "ALTER TABLE jobs ADD COLUMN speaker_turns TEXT;",
 ];

@@ -82,6 +82,9 @@ const MIGRATIONS: &[&str] = &[
     ) STRICT;
     CREATE INDEX jobs_unfinished ON jobs(status) WHERE status IN ('queued', 'running');
     CREATE INDEX jobs_expires_at ON jobs(expires_at);",
+    // 3: the speaker turns a completed job's analysis read, for its HTML report
+    // (`[[start, end, speaker], ...]`; NULL for jobs completed before).
+    "ALTER TABLE jobs ADD COLUMN speaker_turns TEXT;",
 ];
 
 /// How long a writer waits for another process (say `attune keys create`

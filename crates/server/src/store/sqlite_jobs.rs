@@ -1,14 +1,15 @@
 //! v2 upload jobs in the embedded SQLite store.
 
+use super::jobs::{decode_turns, encode_turns};
 use super::sqlite::{day_key, from_sql_int, refund_usage, SqliteStore};
 use super::sqlite_tokens::{refund_token, timestamp};
-use super::{JobRecord, JobStore, NewJob, StoreError, StoreFuture};
+use super::{JobRecord, JobStore, NewJob, SpeakerTurn, StoreError, StoreFuture};
 use attune_core::wire::{Model, Timestamp, UploadJobResult, UploadJobStatus};
 use attune_core::{ErrorCode, ServiceError};
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 
 const JOB_COLUMNS: &str = "id, account_id, model, status, correlation_id, created_at, \
-     expires_at, result, error_code, error_message FROM jobs";
+     expires_at, result, error_code, error_message, speaker_turns FROM jobs";
 
 /// A job row as read, before its text columns are checked.
 struct JobRow {
@@ -22,6 +23,7 @@ struct JobRow {
     result: Option<String>,
     error_code: Option<String>,
     error_message: Option<String>,
+    speaker_turns: Option<String>,
 }
 
 impl JobRow {
@@ -37,6 +39,7 @@ impl JobRow {
             result: row.get(7)?,
             error_code: row.get(8)?,
             error_message: row.get(9)?,
+            speaker_turns: row.get(10)?,
         })
     }
 
@@ -53,6 +56,12 @@ impl JobRow {
             .map(serde_json::from_str::<UploadJobResult>)
             .transpose()
             .map_err(|e| incompatible(format!("unreadable result: {e}")))?;
+        let speaker_turns = self
+            .speaker_turns
+            .as_deref()
+            .map(decode_turns)
+            .transpose()
+            .map_err(|e| incompatible(format!("unreadable speaker turns: {e}")))?;
         let error = match self.error_code.as_deref() {
             None => None,
             Some(code) => {
@@ -73,6 +82,7 @@ impl JobRow {
             expires_at: timestamp(self.expires_at)?,
             result,
             error,
+            speaker_turns,
             id: self.id,
         })
     }
@@ -177,16 +187,18 @@ impl JobStore for SqliteStore {
         &'a self,
         id: &'a str,
         result: &'a UploadJobResult,
+        speaker_turns: &'a [SpeakerTurn],
         at: Timestamp,
     ) -> StoreFuture<'a, bool> {
         let id = id.to_owned();
         // Serialising plain data with string keys cannot fail.
         let result = serde_json::to_string(result).expect("a job result serialises");
+        let turns = encode_turns(speaker_turns);
         self.errors.op("mark_completed").run(self.call(move |conn| {
             let changed = conn.execute(
-                "UPDATE jobs SET status = 'completed', result = ?2, updated_at = ?3 \
-                 WHERE id = ?1 AND status = 'running'",
-                params![id, result, at.unix_millis()],
+                "UPDATE jobs SET status = 'completed', result = ?2, speaker_turns = ?3, \
+                 updated_at = ?4 WHERE id = ?1 AND status = 'running'",
+                params![id, result, turns, at.unix_millis()],
             )?;
             Ok(changed == 1)
         }))

@@ -13,8 +13,8 @@ use attune_core::wire::{
 use attune_core::ServiceError;
 use attune_server::config::{Config, ConfigLayer};
 use attune_server::{
-    Account, AccountLimits, JobInput, JobRunner, KeyStore, ManualClock, Scope, ServerHandle,
-    Services, SqliteStore, UploadRequest, ValidatedMedia,
+    Account, AccountLimits, JobInput, JobOutput, JobRunner, KeyStore, ManualClock, Scope,
+    ServerHandle, Services, SqliteStore, UploadRequest, ValidatedMedia,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -158,7 +158,7 @@ impl JobRunner for TestRunner {
         }
     }
 
-    fn run(&self, job: JobInput) -> Result<UploadJobResult, ServiceError> {
+    fn run(&self, job: JobInput) -> Result<JobOutput, ServiceError> {
         self.started.fetch_add(1, Ordering::SeqCst);
         let script = self.script.lock().unwrap().clone();
         if script.hold {
@@ -192,7 +192,7 @@ impl JobRunner for TestRunner {
             )),
         };
         self.finished.fetch_add(1, Ordering::SeqCst);
-        outcome
+        outcome.map(JobOutput::from)
     }
 
     fn feedback(&self, request: &UploadRequest, parts: &V1Parts) -> Result<Feedback, ServiceError> {

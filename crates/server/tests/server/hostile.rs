@@ -12,7 +12,7 @@ use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
-/// The bound on the server's peak RSS over the whole test, KiB (README, "Limits against
+/// The bound on the server's peak RSS over the whole test, KiB (docs/INTERFACE.md, "Limits against
 /// hostile input"). An idle server holds about 20 MB (19 MB measured after the bombs); the
 /// bound leaves room for the analysis threads' buffers, never for a copy of a bomb.
 const PEAK_RSS_BOUND_KB: u64 = 64 * 1024;

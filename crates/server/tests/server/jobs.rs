@@ -10,7 +10,7 @@ use attune_core::{ErrorCode, ServiceError};
 use attune_server::store::StoreFuture;
 use attune_server::{
     Account, AccountLimits, CreatedKey, JobRecord, JobStore, KeyHash, KeyRecord, KeyStore, NewJob,
-    QuotaOutcome, Scope, StoreError, Usage, UsageStore,
+    QuotaOutcome, Scope, SpeakerTurn, StoreError, Usage, UsageStore,
 };
 use std::sync::Arc;
 use time::Date;
@@ -222,10 +222,11 @@ impl JobStore for Lingering {
         &'a self,
         id: &'a str,
         result: &'a UploadJobResult,
+        speaker_turns: &'a [SpeakerTurn],
         at: Timestamp,
     ) -> StoreFuture<'a, bool> {
         Box::pin(async move {
-            let recorded = self.0.mark_completed(id, result, at).await;
+            let recorded = self.0.mark_completed(id, result, speaker_turns, at).await;
             tokio::time::sleep(std::time::Duration::from_millis(500)).await;
             recorded
         })
@@ -301,6 +302,7 @@ impl JobStore for Unreachable {
         &'a self,
         _: &'a str,
         _: &'a UploadJobResult,
+        _: &'a [SpeakerTurn],
         _: Timestamp,
     ) -> StoreFuture<'a, bool> {
         down()

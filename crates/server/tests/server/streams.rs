@@ -395,7 +395,7 @@ async fn raw_pcm_cut_at_odd_offsets_is_analyzed_into_events() {
     for event in &events {
         let data = &event["data"];
         if event["type"] == "signal.detected" {
-            // v2 stream events leave modality out (see the README's interface notes).
+            // v2 stream events leave modality out (docs/INTERFACE.md).
             assert!(data.get("modality").is_none(), "{data}");
             assert!(data["rationale"].as_str().unwrap().len() > 20, "{data}");
             let start = data["start"].as_f64().unwrap();

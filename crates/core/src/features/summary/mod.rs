@@ -149,10 +149,10 @@ pub(crate) fn frame_at_or_after(t: f64, lo: u64, hi: u64) -> u64 {
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     /// Slope above +[`TERMINAL_SLOPE_ST_PER_S`], or a level-or-rising end
-    /// at least [`TERMINAL_HEIGHT_ST`] above the phrase.
+    /// at least `TERMINAL_HEIGHT_ST` (4 st) above the phrase.
     Rising,
     /// Slope below -[`TERMINAL_SLOPE_ST_PER_S`], or a level-or-falling end
-    /// at least [`TERMINAL_HEIGHT_ST`] below the phrase.
+    /// at least `TERMINAL_HEIGHT_ST` (4 st) below the phrase.
     Falling,
     /// In between.
     Level,
@@ -210,7 +210,7 @@ pub struct SpeakerSpan {
     /// F0 range (5th to 95th percentile) of those frames, semitones.
     pub f0_range_semitones: Option<f32>,
     /// Mean intensity of the speaker's unit frames, dB (see
-    /// [`Frame::intensity_db`]).
+    /// [`Frame::intensity_db`](crate::features::Frame::intensity_db)).
     pub intensity_mean_db: Option<f32>,
     /// Syllable nuclei in the speaker's units per second of them, syll/s
     /// (articulation rate).
@@ -243,7 +243,8 @@ pub struct SpanFeatures {
     pub f0_sd_semitones: Option<f32>,
     /// F0 range, 5th to 95th percentile of voiced frames, semitones.
     pub f0_range_semitones: Option<f32>,
-    /// Mean intensity of speech frames, dB (see [`Frame::intensity_db`]).
+    /// Mean intensity of speech frames, dB (see
+    /// [`Frame::intensity_db`](crate::features::Frame::intensity_db)).
     pub intensity_mean_db: Option<f32>,
     /// Intensity range, 5th to 95th percentile of speech frames, dB.
     pub intensity_range_db: Option<f32>,
