@@ -95,6 +95,9 @@ fn cpu_s() -> f64 {
     (t(11) + t(12)) / 100.0
 }
 
+/// Audio seconds and CPU seconds of every file scored.
+static TOTAL: std::sync::Mutex<(f64, f64)> = std::sync::Mutex::new((0.0, 0.0));
+
 struct Row {
     der: DerBreakdown,
     speakers: usize,
@@ -168,6 +171,10 @@ fn run(wav: &str, reference: &[SpeakerSegment], p: &DiarizeParams) -> Row {
             (hyp, cpu)
         }
     };
+    if let Ok(mut t) = TOTAL.lock() {
+        t.0 += pcm.len() as f64 / 16_000.0;
+        t.1 += cpu;
+    }
     let mut found: Vec<&str> = hyp.iter().map(|s| s.speaker.as_str()).collect();
     found.sort_unstable();
     found.dedup();
@@ -429,6 +436,16 @@ fn main() {
             rows.push(row);
         }
         pooled("synthetic", &rows.iter().collect::<Vec<_>>());
+    }
+    if let Ok(t) = TOTAL.lock() {
+        if t.0 > 0.0 {
+            println!(
+                "all files scored: {:.1} s of audio, {:.2} CPU s: {:.4} CPU s per audio s",
+                t.0,
+                t.1,
+                t.1 / t.0
+            );
+        }
     }
     if want("voices") {
         // Single voices: every one should be one speaker.

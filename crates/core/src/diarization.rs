@@ -36,6 +36,40 @@ impl SpeakerSegment {
     }
 }
 
+/// The voice networks' turns as scoreable segments (speaker `s0`, `s1`, ...).
+pub fn turn_segments(turns: &[crate::features::SpeakerTurn]) -> Vec<SpeakerSegment> {
+    turns
+        .iter()
+        .map(|t| SpeakerSegment::new(format!("s{}", t.speaker), t.start, t.end))
+        .collect()
+}
+
+/// RTTM `SPEAKER` lines of `turns` for the file `file` (speaker `s0`, `s1`, ...; times to the
+/// millisecond), the format diarization tools and scorers read.
+pub fn rttm(file: &str, turns: &[crate::features::SpeakerTurn]) -> String {
+    let file: String = file
+        .chars()
+        .map(|c| if c.is_whitespace() { '_' } else { c })
+        .collect();
+    let file = if file.is_empty() {
+        "file".to_string()
+    } else {
+        file
+    };
+    turns
+        .iter()
+        .filter(|t| t.end > t.start)
+        .map(|t| {
+            format!(
+                "SPEAKER {file} 1 {:.3} {:.3} <NA> <NA> s{} <NA> <NA>\n",
+                t.start,
+                t.end - t.start,
+                t.speaker
+            )
+        })
+        .collect()
+}
+
 /// Reads RTTM `SPEAKER` lines (`SPEAKER file 1 start duration <NA> <NA>
 /// speaker <NA> <NA>`); other lines and malformed ones are skipped.
 pub fn parse_rttm(text: &str) -> Vec<SpeakerSegment> {

@@ -44,6 +44,9 @@ pub struct AnalysisOptions {
     /// Whether media with a video track and no audio track is analyzed from
     /// its picture alone instead of refused with `ih5008`.
     pub audio_optional: bool,
+    /// How speech is attributed to speakers: whole-file for uploads; online to read a file as
+    /// a live session would hear it (`attune analyze --as-stream`).
+    pub diarization: Diarization,
 }
 
 impl AnalysisOptions {
@@ -60,6 +63,7 @@ impl AnalysisOptions {
             model,
             max_duration: MediaRequirements::DEFAULT_MAX_DURATION,
             audio_optional: false,
+            diarization: Diarization::WholeFile,
         }
     }
 
@@ -71,6 +75,7 @@ impl AnalysisOptions {
             model: Model::Inter2,
             max_duration: Self::V1_MAX_DURATION,
             audio_optional: true,
+            diarization: Diarization::WholeFile,
         }
     }
 
@@ -131,6 +136,10 @@ pub struct FileAnalysis {
     /// part of the wire result (the interface has no field for them); the
     /// HTML report draws them.
     pub speaker_turns: Vec<features::Turn>,
+    /// Who speaks when, as the voice networks hear it: each speaker's turns, overlapped
+    /// speech given to both, pauses under 0.5 s inside a turn bridged (what `attune analyze
+    /// --rttm` writes). Speaker numbers are those of [`FileAnalysis::speaker_turns`].
+    pub voice_turns: Vec<features::SpeakerTurn>,
 }
 
 impl FileAnalysis {
@@ -223,7 +232,7 @@ pub fn analyze_bytes_with_progress(
         info.duration,
         options.model,
         audio_absent,
-        Diarization::WholeFile,
+        options.diarization,
         progress,
     ))
 }
@@ -259,14 +268,12 @@ fn reject_silence(samples: &[f32]) -> Result<(), ServiceError> {
 /// How a file analysis attributes speech to speakers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Diarization {
-    /// Whole-file clustering of the speech units (`features::diarize`): a
-    /// file is held whole, so every unit is judged against models built
-    /// from all of it. What uploads use.
+    /// Whole-file diarization (`attune_voice::diarize`): a file is held whole, so every
+    /// voice is clustered with all of the file's. What uploads use.
     #[default]
     WholeFile,
-    /// The online speaker tracker, as a stream hears the same audio: each
-    /// unit labelled from what came before it. For comparing a file with a
-    /// stream of it.
+    /// The online diarizer, as a live stream hears the same audio: speakers labelled a step
+    /// at a time from what came before. For measuring a stream's reading on any file.
     Online,
 }
 
@@ -317,10 +324,18 @@ fn analyze_media_with_progress(
     diarization: Diarization,
     progress: &mut dyn FnMut(Progress),
 ) -> FileAnalysis {
-    let mut frames = features::extract(samples);
-    if diarization == Diarization::WholeFile {
-        features::diarize(&mut frames);
-    }
+    let (frames, voice_turns) = match diarization {
+        Diarization::WholeFile => features::extract_with_turns(samples),
+        Diarization::Online => {
+            let mut extractor = features::FeatureExtractor::new();
+            for chunk in samples.chunks(8192) {
+                extractor.push(chunk);
+            }
+            extractor.finish();
+            let turns = attune_voice::bridge_gaps(extractor.speaker_turns_heard(), 0.5);
+            (extractor.into_features(), turns)
+        }
+    };
     progress(Progress::FeaturesExtracted);
     let params = ModelParams::for_model(model);
     let mut analyzer = RuleAnalyzer::new(params);
@@ -349,6 +364,11 @@ fn analyze_media_with_progress(
         windows,
         params_version: params.version,
         speaker_turns,
+        voice_turns: if audio_absent {
+            Vec::new()
+        } else {
+            voice_turns
+        },
     }
 }
 

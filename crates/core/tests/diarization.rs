@@ -1,17 +1,38 @@
-//! Speaker turns on the committed corpora: diarization error rate floors on real and synthetic conversations, and the cases the pitch-jump rule got wrong.
+//! Speaker turns from the voice networks on the committed and the shared real corpora:
+//! diarization error rate floors for uploads (whole-file) and streams (online), one voice
+//! staying one speaker, and the turn-taking built on the turns.
 //!
-//! The figures are in `docs/EVALUATION.md`; `cargo run -p attune-core
-//! --example diarization_eval` prints them per file.
+//! The figures are in `docs/EVALUATION.md` ("Speakers"); `cargo run --release -p attune-core
+//! --example voice_eval` prints them per file. The tests on `../shared/data/real/` say plainly
+//! when that folder is missing, and fail then when `ATTUNE_REQUIRE_REAL_DATA` is set (CI).
 
 use attune_core::diarization::{
-    diarization_error_rate, parse_rttm, speaker_segments, DerBreakdown, SpeakerSegment,
+    diarization_error_rate, parse_rttm, rttm, speaker_segments, turn_segments, DerBreakdown,
+    SpeakerSegment,
 };
-use attune_core::features::{self, summarize, FrameFeatures, Span};
+use attune_core::features::{self, summarize, FrameFeatures, Span, SpeakerTurn};
+use attune_core::pipeline::{analyze_media_with, analyze_pcm, Diarization};
+use attune_core::wire::Model;
 
 const COLLAR: f64 = 0.25;
 
 fn fixtures() -> String {
     format!("{}/../../tests/fixtures", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `../shared/data/real`, or `None` (said on stderr) when it is missing; missing with
+/// `ATTUNE_REQUIRE_REAL_DATA` set is a failure.
+fn shared_real() -> Option<String> {
+    let dir = format!("{}/../../../shared/data/real", env!("CARGO_MANIFEST_DIR"));
+    if std::path::Path::new(&dir).is_dir() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("ATTUNE_REQUIRE_REAL_DATA").is_none(),
+        "{dir} is missing: the real-data evaluation cannot run"
+    );
+    eprintln!("NOT RUN: {dir} is missing, so the real-data evaluation did not run");
+    None
 }
 
 fn read_wav(path: &str) -> Vec<f32> {
@@ -26,18 +47,29 @@ fn reference(rttm: &str) -> Vec<SpeakerSegment> {
     parse_rttm(&std::fs::read_to_string(rttm).unwrap_or_else(|e| panic!("{rttm}: {e}")))
 }
 
-/// Online (as streams and uploads run) and whole-file features of a WAV.
-fn both(wav: &str) -> (FrameFeatures, FrameFeatures) {
-    let online = features::extract(&read_wav(wav));
-    let mut offline = online.clone();
-    features::diarize(&mut offline);
-    (online, offline)
+/// The voice turns an upload and a stream of `samples` read.
+fn upload_and_stream(samples: &[f32]) -> (Vec<SpeakerTurn>, Vec<SpeakerTurn>) {
+    let duration = samples.len() as f64 / 16_000.0;
+    let upload = analyze_pcm(samples, duration, Model::Inter2Audio);
+    let stream = analyze_media_with(
+        samples,
+        None,
+        duration,
+        Model::Inter2Audio,
+        Diarization::Online,
+    );
+    (upload.voice_turns, stream.voice_turns)
 }
 
-fn conversation(name: &str) -> (Vec<SpeakerSegment>, FrameFeatures, FrameFeatures) {
-    let dir = format!("{}/conversations", fixtures());
-    let (on, off) = both(&format!("{dir}/{name}.wav"));
-    (reference(&format!("{dir}/{name}.rttm")), on, off)
+fn der(reference: &[SpeakerSegment], turns: &[SpeakerTurn]) -> DerBreakdown {
+    diarization_error_rate(reference, &turn_segments(turns), COLLAR)
+}
+
+fn speakers(turns: &[SpeakerTurn]) -> usize {
+    let mut ids: Vec<usize> = turns.iter().map(|t| t.speaker).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.len()
 }
 
 fn names() -> Vec<String> {
@@ -54,128 +86,240 @@ fn names() -> Vec<String> {
         .collect()
 }
 
-/// The hypothesis speaker holding most of a reference speaker's time.
-fn main_id(reference: &[SpeakerSegment], who: &str, hypothesis: &[SpeakerSegment]) -> String {
-    let mut time: Vec<(String, f64)> = Vec::new();
-    for r in reference.iter().filter(|r| r.speaker == who) {
-        for h in hypothesis {
-            let o = r.end.min(h.end) - r.start.max(h.start);
-            if o > 0.0 {
-                match time.iter_mut().find(|t| t.0 == h.speaker) {
-                    Some(t) => t.1 += o,
-                    None => time.push((h.speaker.clone(), o)),
-                }
-            }
-        }
-    }
-    time.into_iter()
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|t| t.0)
-        .unwrap_or_default()
+fn conversation(name: &str) -> (Vec<SpeakerSegment>, Vec<f32>) {
+    let dir = format!("{}/conversations", fixtures());
+    (
+        reference(&format!("{dir}/{name}.rttm")),
+        read_wav(&format!("{dir}/{name}.wav")),
+    )
 }
 
 #[test]
-fn der_on_the_real_telephone_sample_stays_under_its_floor() {
+fn the_real_telephone_call_is_two_speakers_under_its_floors() {
     let dir = format!("{}/real", fixtures());
     let reference = reference(&format!("{dir}/sample.rttm"));
-    let (online, offline) = both(&format!("{dir}/sample.wav"));
-    let on = diarization_error_rate(&reference, &speaker_segments(&online), COLLAR);
-    let off = diarization_error_rate(&reference, &speaker_segments(&offline), COLLAR);
-    // The whole-file floor is the target (reached: 13 %, see
-    // docs/EVALUATION.md); the settings were tuned on the synthetic c01-c08
-    // only. The online tracker still hears the two women as one speaker.
-    assert!(on.rate() <= 0.50, "online DER {:.3} ({on:?})", on.rate());
-    assert!(
-        off.rate() <= 0.25,
-        "whole-file DER {:.3} ({off:?})",
-        off.rate()
+    let (upload, stream) = upload_and_stream(&read_wav(&format!("{dir}/sample.wav")));
+    let (u, s) = (der(&reference, &upload), der(&reference, &stream));
+    // Measured 4.9 % and 7.9 % (docs/EVALUATION.md); the targets 10 % and 15 %.
+    assert!(u.rate() <= 0.10, "upload DER {:.3} ({u:?})", u.rate());
+    assert!(s.rate() <= 0.15, "stream DER {:.3} ({s:?})", s.rate());
+    assert_eq!(speakers(&upload), 2);
+    assert_eq!(speakers(&stream), 2);
+}
+
+#[test]
+fn the_ami_meeting_excerpts_stay_under_their_floors() {
+    let Some(real) = shared_real() else { return };
+    let text = std::fs::read_to_string(format!("{real}/ami/excerpts.rttm")).expect("excerpts.rttm");
+    let (mut all_u, mut all_s, mut long_u) = (
+        DerBreakdown::default(),
+        DerBreakdown::default(),
+        DerBreakdown::default(),
     );
-    // Two women of one register are two speakers, not one.
-    assert_eq!(speaker_count(&offline), 2, "{off:?}");
-    // Speech detection itself is good: most of the error is confusion.
-    assert!(off.missed + off.false_alarm <= 0.12 * off.total, "{off:?}");
-}
-
-#[test]
-fn der_on_the_synthetic_conversations_stays_under_its_floor() {
-    let (mut on, mut off) = (DerBreakdown::default(), DerBreakdown::default());
-    for name in names() {
-        let (reference, online, offline) = conversation(&name);
-        on = on.add(&diarization_error_rate(
-            &reference,
-            &speaker_segments(&online),
-            COLLAR,
-        ));
-        off = off.add(&diarization_error_rate(
-            &reference,
-            &speaker_segments(&offline),
-            COLLAR,
-        ));
-    }
-    assert!(on.rate() <= 0.30, "online DER {:.3} ({on:?})", on.rate());
-    // The target is 15 %; reached at 12.9 % (docs/EVALUATION.md).
-    assert!(
-        off.rate() <= 0.135,
-        "whole-file DER {:.3} ({off:?})",
-        off.rate()
-    );
-}
-
-fn speaker_count(f: &FrameFeatures) -> usize {
-    let mut ids: Vec<u8> = f.speech_units.iter().filter_map(|u| u.speaker).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    ids.len()
-}
-
-#[test]
-fn two_voices_of_one_register_are_told_apart_in_whole_files() {
-    // c03: two female espeak voices (F1, F2), c08: two others (F3, F4); the
-    // mean-MFCC clustering heard each pair as one speaker (51 % and 20 %).
-    for name in ["c03_agreeing_f1_f2", "c08_disengaged_f3_f4"] {
-        let (reference, _, offline) = conversation(name);
-        let hyp = speaker_segments(&offline);
-        let d = diarization_error_rate(&reference, &hyp, COLLAR);
-        assert!(d.rate() <= 0.10, "{name}: DER {:.3} ({d:?})", d.rate());
-        assert_ne!(
-            main_id(&reference, "A", &hyp),
-            main_id(&reference, "B", &hyp),
-            "{name}"
-        );
-    }
-}
-
-#[test]
-fn whole_file_diarization_keeps_mixed_register_pairs_apart() {
-    for name in [
-        "c01_lively_m1_f1",
-        "c04_disagreeing_m3_f3",
-        "c06_uncertain_m2_f4",
+    for id in [
+        "dev00", "dev01", "trn00", "trn01", "trn02", "trn03", "trn04", "trn05", "trn06", "trn07",
+        "trn08", "trn09",
     ] {
-        let (reference, _, offline) = conversation(name);
-        let d = diarization_error_rate(&reference, &speaker_segments(&offline), COLLAR);
-        assert!(d.rate() <= 0.05, "{name}: DER {:.3} ({d:?})", d.rate());
+        let lines: String = text
+            .lines()
+            .filter(|l| l.split_whitespace().nth(1) == Some(id))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let reference = parse_rttm(&lines);
+        let (upload, stream) = upload_and_stream(&read_wav(&format!("{real}/ami/{id}.wav")));
+        let (u, s) = (der(&reference, &upload), der(&reference, &stream));
+        all_u = all_u.add(&u);
+        all_s = all_s.add(&s);
+        if u.total >= 15.0 {
+            long_u = long_u.add(&u);
+        }
     }
+    // Measured 24.3 % (18.9 % on the files with 15 s or more of annotated speech) for uploads
+    // and 31.2 % for streams; senko 0.2.2 on the same files with the same scorer: 42.2 %.
+    assert!(
+        all_u.rate() <= 0.27,
+        "uploads, all files: {:.3}",
+        all_u.rate()
+    );
+    assert!(
+        long_u.rate() <= 0.22,
+        "uploads, long files: {:.3}",
+        long_u.rate()
+    );
+    assert!(all_s.rate() <= 0.34, "streams: {:.3}", all_s.rate());
+    assert!(
+        all_s.rate() <= 1.5 * all_u.rate(),
+        "streams {:.3} vs uploads {:.3}",
+        all_s.rate(),
+        all_u.rate()
+    );
 }
 
 #[test]
-fn whole_file_units_tile_the_voiced_frames_in_order() {
-    // Resegmentation may split units where the speaker changes: the units
-    // stay ordered, disjoint, within the file, and every one has a speaker.
-    let (_, online, offline) = conversation("c07_stressed_m3_m4");
+fn the_synthetic_conversations_stay_under_their_floors() {
+    let (mut up, mut st) = (DerBreakdown::default(), DerBreakdown::default());
+    for name in names() {
+        let (reference, samples) = conversation(&name);
+        let (upload, stream) = upload_and_stream(&samples);
+        up = up.add(&der(&reference, &upload));
+        st = st.add(&der(&reference, &stream));
+        // A man and a woman are always two people.
+        if [
+            "c01_lively_m1_f1",
+            "c04_disagreeing_m3_f3",
+            "c06_uncertain_m2_f4",
+        ]
+        .contains(&name.as_str())
+        {
+            let d = der(&reference, &upload);
+            assert!(d.rate() <= 0.05, "{name}: {:.3} ({d:?})", d.rate());
+            assert_eq!(speakers(&upload), 2, "{name}");
+        }
+    }
+    // Measured 24.0 % and 24.4 %: worse than the MFCC clustering tuned on these files
+    // (12.9 %), because segmentation-3.0 hears two espeak-ng voices of one register as one
+    // (docs/EVALUATION.md).
+    assert!(up.rate() <= 0.27, "uploads {:.3}", up.rate());
+    assert!(st.rate() <= 0.28, "streams {:.3}", st.rate());
+}
+
+#[test]
+fn every_single_voice_fixture_is_one_speaker_in_uploads_and_streams() {
+    let dir = format!("{}/speech", fixtures());
+    for name in [
+        "baseline",
+        "disengaged",
+        "fillers",
+        "hesitant",
+        "rising",
+        "stressed",
+    ] {
+        let (upload, stream) = upload_and_stream(&read_wav(&format!("{dir}/{name}.wav")));
+        assert_eq!(speakers(&upload), 1, "{name} upload: {upload:?}");
+        assert_eq!(speakers(&stream), 1, "{name} stream: {stream:?}");
+    }
+    let (upload, stream) = upload_and_stream(&read_wav(&format!("{dir}/two_voices.wav")));
+    assert_eq!((speakers(&upload), speakers(&stream)), (2, 2));
+}
+
+#[test]
+fn a_voice_moving_from_calm_to_stressed_stays_one_speaker() {
+    // The behaviour test's recording: one espeak-ng voice calm (read twice), then fast,
+    // 5 semitones higher and louder.
+    let dir = format!("{}/speech", fixtures());
+    let mut samples = read_wav(&format!("{dir}/baseline.wav"));
+    samples.extend(samples.clone());
+    samples.truncate(samples.len() / 80_000 * 80_000);
+    samples.extend(read_wav(&format!("{dir}/stressed.wav")));
+    let (upload, stream) = upload_and_stream(&samples);
+    assert_eq!(speakers(&upload), 1, "{upload:?}");
+    assert_eq!(speakers(&stream), 1, "{stream:?}");
+}
+
+#[test]
+fn real_actors_changing_emotion_are_mostly_one_speaker() {
+    // EmoDB: each actor's neutral, angry, sad and happy sentences in turn (three of each,
+    // 0.4 s apart): one voice whose register moves.
+    let Some(real) = shared_real() else { return };
+    let dir = format!("{real}/emodb");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("emodb")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.ends_with(".wav"))
+        .collect();
+    names.sort();
+    let (mut one_upload, mut one_stream) = (0, 0);
+    for actor in ["03", "08", "09", "10", "11", "12", "13", "14", "15", "16"] {
+        let mut pcm = Vec::new();
+        for emotion in ['N', 'W', 'T', 'F'] {
+            for n in names
+                .iter()
+                .filter(|n| n.starts_with(actor) && n.chars().nth(5) == Some(emotion))
+                .take(3)
+            {
+                let bytes = std::fs::read(format!("{dir}/{n}")).expect("clip");
+                pcm.extend(attune_media::decode_audio(&bytes).expect("wav").samples);
+                pcm.extend(std::iter::repeat_n(0.0, 6400));
+            }
+        }
+        let (upload, stream) = upload_and_stream(&pcm);
+        one_upload += usize::from(speakers(&upload) == 1);
+        one_stream += usize::from(speakers(&stream) == 1);
+    }
+    // Measured 9 and 6 of 10 (the MFCC clustering: 2 of 10 for uploads). Not every one: a
+    // voice's angry and sad sentences can lie as far apart for the embedding network as two
+    // people of one sex (docs/EVALUATION.md).
+    assert!(one_upload >= 9, "uploads: {one_upload} of 10 one speaker");
+    assert!(one_stream >= 6, "streams: {one_stream} of 10 one speaker");
+}
+
+#[test]
+fn in_a_stream_the_second_person_becomes_speaker_2_within_a_step_of_their_speech() {
+    // c01: a man then a woman. The woman's id must appear by the end of the labelling step
+    // (5 s) after she has spoken 2 s, and the man's never change.
+    let (reference, samples) = conversation("c01_lively_m1_f1");
+    let (_, stream) = upload_and_stream(&samples);
+    let mut spoken = 0.0;
+    let mut second_at = f64::INFINITY;
+    for r in reference.iter().filter(|r| r.speaker == "B") {
+        if spoken + (r.end - r.start) >= 2.0 {
+            second_at = r.start + (2.0 - spoken);
+            break;
+        }
+        spoken += r.end - r.start;
+    }
+    let first_b = stream
+        .iter()
+        .filter(|t| t.speaker == 1)
+        .map(|t| t.start)
+        .fold(f64::INFINITY, f64::min);
+    assert!(first_b.is_finite(), "{stream:?}");
+    let step_end = (second_at / 5.0).ceil() * 5.0;
+    assert!(
+        first_b <= step_end,
+        "speaker 2 from {first_b:.1} s; 2 s of her speech by {second_at:.1} s"
+    );
+    let d = der(&reference, &stream);
+    assert!(d.rate() <= 0.05, "{:.3} ({d:?})", d.rate());
+}
+
+#[test]
+fn a_male_and_a_female_voice_on_a_telephone_band_stay_two_speakers() {
+    let bytes = std::fs::read(format!("{}/robustness/phone.flac", fixtures())).expect("phone");
+    let samples = attune_media::decode_audio(&bytes).expect("flac").samples;
+    let (upload, stream) = upload_and_stream(&samples);
+    assert_eq!(speakers(&upload), 2);
+    assert_eq!(speakers(&stream), 2);
+}
+
+#[test]
+fn silence_has_no_turns_and_units_tile_the_voiced_frames() {
+    let (upload, stream) = upload_and_stream(&vec![0.0; 16_000 * 3]);
+    assert!(upload.is_empty() && stream.is_empty());
+    // Labelling may split units where the speaker changes: they stay ordered, disjoint, within
+    // the file, and cover the same voiced frames as before labelling.
+    let (_, samples) = conversation("c07_stressed_m3_m4");
+    let unlabelled = features::extract_unlabelled(&samples);
+    let f: FrameFeatures = features::extract(&samples);
     let voiced =
         |f: &FrameFeatures| -> u32 { f.speech_units.iter().map(|u| u.voiced_frames).sum() };
-    assert_eq!(voiced(&online), voiced(&offline));
-    for w in offline.speech_units.windows(2) {
+    assert_eq!(voiced(&unlabelled), voiced(&f));
+    for w in f.speech_units.windows(2) {
         assert!(w[0].end_frame <= w[1].start_frame, "{w:?}");
     }
-    for u in &offline.speech_units {
-        assert!(u.start_frame < u.end_frame && u.end_frame <= offline.end_index());
-        assert!(u.speaker.is_some(), "{u:?}");
-    }
-    // Voiced segments follow the new labels.
-    for s in &offline.voiced_segments {
-        if let Some(u) = offline
+    let labelled = f
+        .speech_units
+        .iter()
+        .filter(|u| u.speaker.is_some())
+        .count();
+    assert!(
+        labelled * 10 >= f.speech_units.len() * 9,
+        "{labelled} of {}",
+        f.speech_units.len()
+    );
+    for s in &f.voiced_segments {
+        if let Some(u) = f
             .speech_units
             .iter()
             .find(|u| u.start_frame <= s.start_frame && s.start_frame < u.end_frame)
@@ -183,90 +327,30 @@ fn whole_file_units_tile_the_voiced_frames_in_order() {
             assert_eq!(s.speaker, u.speaker);
         }
     }
-}
-
-#[test]
-fn a_voice_whose_pitch_and_rate_move_with_its_state_stays_one_speaker() {
-    // The behaviour test's recording: one espeak-ng voice calm (read twice),
-    // then fast, 5 semitones higher and louder. Clustered on MFCC and F0
-    // the stressed part became a second speaker, so its own baseline
-    // restarted and the stress it carries was never judged against the calm.
-    let dir = format!("{}/speech", fixtures());
-    let mut samples = read_wav(&format!("{dir}/baseline.wav"));
-    samples.extend(samples.clone());
-    samples.truncate(samples.len() / 80_000 * 80_000);
-    samples.extend(read_wav(&format!("{dir}/stressed.wav")));
-    let mut f = features::extract(&samples);
-    features::diarize(&mut f);
-    assert_eq!(speaker_count(&f), 1);
-    // c07: M3 calm, M4 stressed later in the file: two speakers, not three.
-    let (reference, _, offline) = conversation("c07_stressed_m3_m4");
-    assert_eq!(speaker_count(&offline), 2);
-    let d = diarization_error_rate(&reference, &speaker_segments(&offline), COLLAR);
-    assert!(d.rate() <= 0.05, "c07: DER {:.3} ({d:?})", d.rate());
-}
-
-#[test]
-fn a_male_and_a_female_voice_on_a_telephone_band_stay_two_speakers() {
-    // The band squeezes the two envelopes together (timbre distance 0.34,
-    // under the merge threshold): the register guard keeps them apart.
-    let bytes = std::fs::read(format!("{}/robustness/phone.flac", fixtures())).expect("phone");
-    let samples = attune_media::decode_audio(&bytes).expect("flac").samples;
-    let mut f = features::extract(&samples);
-    features::diarize(&mut f);
-    assert_eq!(speaker_count(&f), 2);
-}
-
-#[test]
-fn whole_file_diarization_of_silence_or_one_voice_is_safe() {
-    // No speech: nothing to label, no panic.
-    let mut silent = features::extract(&vec![0.0; 16_000 * 3]);
-    features::diarize(&mut silent);
-    assert!(silent.speech_units.iter().all(|u| u.speaker.is_none()));
-    // One synthetic voice alone is one speaker.
-    let dir = format!("{}/speech", fixtures());
-    let (_, offline) = both(&format!("{dir}/baseline.wav"));
-    assert_eq!(speaker_count(&offline), 1);
-}
-
-#[test]
-fn mixed_register_conversations_are_diarized_well() {
-    // One low and one high voice: what the pitch-jump rule handled too,
-    // now with 1 s turn resolution and latching turns (0.15 s gaps).
-    for name in [
-        "c01_lively_m1_f1",
-        "c04_disagreeing_m3_f3",
-        "c06_uncertain_m2_f4",
-    ] {
-        let (reference, online, _) = conversation(name);
-        let d = diarization_error_rate(&reference, &speaker_segments(&online), COLLAR);
-        assert!(d.rate() <= 0.20, "{name}: DER {:.3} ({d:?})", d.rate());
-    }
-}
-
-#[test]
-fn a_higher_voice_taking_over_alone_is_another_speaker_not_a_pitch_rise() {
-    // c12: M1 (108 Hz) and F3 talk stressed, then F3 (182 Hz) talks alone
-    // for 15 s. The pitch-jump rule compared F3 with M1's baseline.
-    let (reference, online, _) = conversation("c12_stressed_disengaged_m1_f3");
-    let hyp = speaker_segments(&online);
-    let (a, b) = (
-        main_id(&reference, "A", &hyp),
-        main_id(&reference, "B", &hyp),
+    // The units' speakers agree with the voice turns they came from.
+    let d = diarization_error_rate(
+        &turn_segments(&features::extract_with_turns(&samples).1),
+        &speaker_segments(&f),
+        COLLAR,
     );
-    assert_ne!(a, b);
-    // A window where only F3 speaks: one speaker, F3's, with F3's pitch.
+    assert!(d.confusion <= 0.05 * d.total, "{d:?}");
+}
+
+#[test]
+fn a_higher_voice_taking_over_alone_is_judged_with_her_own_pitch() {
+    // c12: M1 (108 Hz) and F3 talk stressed, then F3 (182 Hz) talks alone for 15 s.
+    let (reference, samples) = conversation("c12_stressed_disengaged_m1_f3");
+    let f = features::extract(&samples);
     let solo = reference
         .iter()
         .find(|r| r.speaker == "B" && r.end - r.start >= 5.0)
         .expect("F3's long turn");
-    let s = summarize(&online, Span::new(solo.start + 0.5, solo.start + 5.5));
+    let s = summarize(&f, Span::new(solo.start + 0.5, solo.start + 5.5));
     let main = s
         .per_speaker
         .iter()
         .max_by(|x, y| x.speech_s.total_cmp(&y.speech_s))
         .expect("someone speaks");
-    assert_eq!(main.speaker.to_string(), b, "{:?}", s.per_speaker);
     assert!(main.talk_share >= 0.8, "{:?}", s.per_speaker);
     let f0 = main.f0_mean_semitones.unwrap_or(0.0);
     // 182 Hz is 32.7 semitones re 27.5 Hz; M1's 108 Hz is 23.7.
@@ -274,66 +358,20 @@ fn a_higher_voice_taking_over_alone_is_another_speaker_not_a_pitch_rise() {
 }
 
 #[test]
-fn backchannels_are_short_flat_turns_and_counted_per_speaker() {
-    // c03 puts three backchannels ("Yeah.", "Mm hmm.", "Sure.") by A into
-    // B's pauses; the neutral span before has none. Speaker ids aside,
-    // the agreeing span must hold backchannels and the neutral one none.
-    let (_, online, _) = conversation("c09_three_neutral_agreeing_m1_f2_m3");
-    let labels: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(format!(
-            "{}/conversations/c09_three_neutral_agreeing_m1_f2_m3.json",
-            fixtures()
-        ))
-        .expect("labels"),
-    )
-    .expect("JSON");
-    let spans = labels["spans"].as_array().expect("spans");
-    let span = |k: usize| {
-        Span::new(
-            spans[k]["start_s"].as_f64().unwrap_or(0.0),
-            spans[k]["end_s"].as_f64().unwrap_or(0.0),
-        )
-    };
-    let neutral = summarize(&online, span(0));
-    let agreeing = summarize(&online, span(1));
-    assert!(
-        agreeing.backchannel_count >= 1,
-        "agreeing span: {:?}",
-        agreeing.turns
-    );
-    assert!(
-        agreeing.backchannel_count > neutral.backchannel_count,
-        "neutral {} vs agreeing {}",
-        neutral.backchannel_count,
-        agreeing.backchannel_count
-    );
-}
-
-#[test]
-fn uploads_use_the_whole_file_labels_and_the_online_option_the_stream_ones() {
-    // c03: two female voices of one register. The online tracker hears one
-    // speaker; an upload clusters the whole file and reports both.
-    use attune_core::pipeline::{analyze_media_with, analyze_pcm, Diarization};
-    use attune_core::wire::Model;
-    let samples = read_wav(&format!(
-        "{}/conversations/c03_agreeing_f1_f2.wav",
-        fixtures()
-    ));
-    let duration = samples.len() as f64 / 16_000.0;
-    let speakers = |turns: &[features::Turn]| {
-        let mut ids: Vec<u8> = turns.iter().map(|t| t.speaker).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        ids.len()
-    };
-    let upload = analyze_pcm(&samples, duration, Model::Inter2Audio);
-    assert_eq!(speakers(&upload.speaker_turns), 2);
-    let online = analyze_media_with(
+fn the_rttm_of_an_analysis_reads_back_as_its_turns() {
+    let dir = format!("{}/real", fixtures());
+    let samples = read_wav(&format!("{dir}/sample.wav"));
+    let analysis = analyze_pcm(
         &samples,
-        None,
-        duration,
+        samples.len() as f64 / 16_000.0,
         Model::Inter2Audio,
-        Diarization::Online,
     );
-    assert_eq!(speakers(&online.speaker_turns), 1);
+    let text = rttm("sample", &analysis.voice_turns);
+    let back = parse_rttm(&text);
+    assert_eq!(back.len(), analysis.voice_turns.len());
+    for (b, t) in back.iter().zip(&analysis.voice_turns) {
+        assert_eq!(b.speaker, format!("s{}", t.speaker));
+        assert!((b.start - t.start).abs() < 1e-3 && (b.end - t.end).abs() < 2e-3);
+    }
+    assert!(text.lines().all(|l| l.starts_with("SPEAKER sample 1 ")));
 }

@@ -110,6 +110,7 @@ pub fn analyze_batch(
     let sections = args.sections();
     let options = AnalysisOptions {
         max_duration: settings.max_duration.as_secs_f64(),
+        diarization: args.diarization(),
         ..AnalysisOptions::new(args.model)
     };
     let jobs = args

@@ -21,7 +21,9 @@ use crate::config::Config;
 use crate::ids::CorrelationId;
 use crate::jobs::UploadRoute;
 use crate::upload_form::RawUploadForm;
-use attune_core::pipeline::{analyze_bytes_with_progress, AnalysisOptions, FileAnalysis, Progress};
+use attune_core::pipeline::{
+    analyze_bytes_with_progress, AnalysisOptions, Diarization, FileAnalysis, Progress,
+};
 use attune_core::upload::Sections;
 use attune_core::wire::{
     Dimension, IncludeFlag, Model, QualityValues, Seconds, Signal, UploadJobResult,
@@ -65,6 +67,15 @@ pub struct AnalyzeArgs {
     /// directory.
     #[arg(long, value_name = "PATH", num_args = 0..=1)]
     pub html: Option<Option<PathBuf>>,
+    /// Also write the speaker turns (who speaks when, overlapped speech given to both
+    /// speakers) as RTTM, the format diarization tools and scorers read, to PATH (one file
+    /// only).
+    #[arg(long, value_name = "PATH")]
+    pub rttm: Option<PathBuf>,
+    /// Analyze the file as a live stream session would hear it: speakers labelled online, a
+    /// step at a time, from what came before (uploads cluster the whole file).
+    #[arg(long)]
+    pub as_stream: bool,
     /// Batch mode: write `<file>.json` (the job result, or
     /// `<file>.error.json` with the `ErrorResponse` of a refused file) per
     /// file and `summary.csv` into DIR, created if missing.
@@ -128,6 +139,11 @@ impl AnalyzeArgs {
     /// is a usage error with this message.
     pub fn mode(&self) -> Result<Mode, String> {
         let many = self.files.len() > 1 || self.files.iter().any(|f| f.is_dir());
+        if self.rttm.is_some() && (many || self.out.is_some()) {
+            return Err(
+                "--rttm writes the turns of one file: give one file and no --out".to_owned(),
+            );
+        }
         match (&self.out, &self.html) {
             (Some(_), Some(Some(path))) => Err(format!(
                 "--html {} with --out: reports go into the output directory; give --html without \
@@ -148,6 +164,15 @@ impl AnalyzeArgs {
                 file: self.files[0].clone(),
                 html: html.clone().flatten(),
             }),
+        }
+    }
+
+    /// How speakers are found: online with `--as-stream`, whole-file otherwise.
+    pub fn diarization(&self) -> Diarization {
+        if self.as_stream {
+            Diarization::Online
+        } else {
+            Diarization::WholeFile
         }
     }
 
@@ -258,6 +283,7 @@ pub fn analyze(
     })?;
     let options = AnalysisOptions {
         max_duration: settings.max_duration.as_secs_f64(),
+        diarization: args.diarization(),
         ..AnalysisOptions::new(args.model)
     };
     let mut bar = ProgressDisplay::new(settings.progress_terminal && !args.quiet);
@@ -270,6 +296,17 @@ pub fn analyze(
                 let page = report_page(file, &analysis, &result);
                 std::fs::write(path, page).map_err(|source| AnalyzeError::WriteFile {
                     path: path.to_path_buf(),
+                    source,
+                })?;
+            }
+            if let Some(path) = &args.rttm {
+                let name = file.file_stem().map(|s| s.to_string_lossy().into_owned());
+                let text = attune_core::diarization::rttm(
+                    name.as_deref().unwrap_or("file"),
+                    &analysis.voice_turns,
+                );
+                std::fs::write(path, text).map_err(|source| AnalyzeError::WriteFile {
+                    path: path.clone(),
                     source,
                 })?;
             }
@@ -536,10 +573,46 @@ mod tests {
             include: include.map(|v| v.iter().map(|s| (*s).to_owned()).collect()),
             json,
             html: None,
+            rttm: None,
+            as_stream: false,
             out: None,
             jobs: None,
             quiet: true,
         }
+    }
+
+    #[test]
+    fn rttm_writes_the_speaker_turns_of_the_upload_or_of_a_stream() {
+        let dir = std::env::temp_dir().join(format!("attune-rttm-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut a = args("speech/two_voices.wav", Model::Inter2Audio, None, true);
+        let path = dir.join("two.rttm");
+        a.rttm = Some(path.clone());
+        let (outcome, _, _) = run(&a);
+        assert_eq!(outcome, Outcome::Analyzed);
+        let upload = std::fs::read_to_string(&path).unwrap();
+        let turns = attune_core::diarization::parse_rttm(&upload);
+        let mut speakers: Vec<&str> = turns.iter().map(|t| t.speaker.as_str()).collect();
+        speakers.sort_unstable();
+        speakers.dedup();
+        assert_eq!(speakers, ["s0", "s1"], "{upload}");
+        assert!(upload
+            .lines()
+            .all(|l| l.starts_with("SPEAKER two_voices 1 ")));
+        // As a stream hears it: the same two voices, labelled online.
+        a.as_stream = true;
+        run(&a);
+        let stream = std::fs::read_to_string(&path).unwrap();
+        let d = attune_core::diarization::diarization_error_rate(
+            &turns,
+            &attune_core::diarization::parse_rttm(&stream),
+            0.25,
+        );
+        assert!(d.rate() < 0.2, "{stream}\nvs\n{upload}");
+        // One file only.
+        a.files.push(fixture("speech/hesitant.wav"));
+        assert!(a.mode().unwrap_err().contains("--rttm"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     fn settings() -> AnalyzeSettings {

@@ -138,6 +138,24 @@ struct Piece {
     global: Option<usize>,
 }
 
+/// `turns` with each speaker's gaps shorter than `gap_s` bridged (the convention of speaker
+/// turns: a pause inside one person's turn does not end it), by start time.
+pub fn bridge_gaps(turns: &[SpeakerTurn], gap_s: f64) -> Vec<SpeakerTurn> {
+    let mut sorted: Vec<SpeakerTurn> = turns.to_vec();
+    sorted.sort_by(|a, b| a.speaker.cmp(&b.speaker).then(a.start.total_cmp(&b.start)));
+    let mut out: Vec<SpeakerTurn> = Vec::with_capacity(sorted.len());
+    for t in sorted {
+        match out.last_mut() {
+            Some(last) if last.speaker == t.speaker && t.start - last.end < gap_s => {
+                last.end = last.end.max(t.end)
+            }
+            _ => out.push(t),
+        }
+    }
+    out.sort_by(|a, b| a.start.total_cmp(&b.start).then(a.speaker.cmp(&b.speaker)));
+    out
+}
+
 /// Diarizes `pcm` (16 kHz mono, -1..1) with the default settings.
 pub fn diarize(pcm: &[f32]) -> Result<Diarization, VoiceError> {
     diarize_with(pcm, &DiarizeParams::default())

@@ -24,7 +24,9 @@ pub mod online;
 pub mod segment;
 pub mod vad;
 
-pub use diarize::{diarize, diarize_with, Diarization, DiarizeParams, LocalEmbedding, SpeakerTurn};
+pub use diarize::{
+    bridge_gaps, diarize, diarize_with, Diarization, DiarizeParams, LocalEmbedding, SpeakerTurn,
+};
 pub use embed::{cosine, Embedding, SpeakerEmbedder, EMBEDDING_DIM};
 pub use online::{OnlineDiarizer, OnlineParams};
 pub use segment::{ChunkActivity, Segmenter};

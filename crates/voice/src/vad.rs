@@ -18,8 +18,12 @@ pub const VAD_FRAME_SECONDS: f64 = VAD_FRAME_SAMPLES as f64 / crate::SAMPLE_RATE
 /// Samples of the previous frame each frame is seen after.
 const CONTEXT: usize = 64;
 const STATE: usize = 128;
-/// Frames per call the plans are built for; a call of `n` frames is cut greedily into these.
-const BLOCKS: [usize; 3] = [32, 8, 1];
+/// Frames per call while input flows: frames are scored in groups of this many, aligned to the
+/// start of the input, so that the probabilities are the same bits however the input was cut
+/// (the engine's kernels round differently for different batch sizes).
+const GROUP: usize = 8;
+/// Frames per call the plans are built for: whole groups, and single frames for the end.
+const BLOCKS: [usize; 2] = [GROUP, 1];
 
 static MODEL: &[u8] = include_bytes!("../../../models/silero_vad_16k_sequence.onnx");
 

@@ -78,10 +78,8 @@ fn silero_streamed_in_odd_chunks_gives_the_whole_buffers_probabilities() {
         vad.push(chunk, &mut streamed).unwrap();
     }
     vad.finish(&mut streamed).unwrap();
-    assert_eq!(streamed.len(), whole.len());
-    for (a, b) in streamed.iter().zip(&whole) {
-        assert!((a - b).abs() < 1e-4, "{a} vs {b}");
-    }
+    // The same bits: frames are scored in groups aligned to the input's start.
+    assert_eq!(streamed, whole);
 }
 
 #[test]

@@ -179,9 +179,10 @@ const AGREEMENT: SignalRule = SignalRule {
     vetoes: &[],
 };
 
-/// `inter-2-audio`: the audible subset only.
+/// `inter-2-audio`: the audible subset only. `rules-6`: the rules of `rules-5` read on speech
+/// from Silero VAD and speaker turns from the voice networks (`attune-voice`).
 pub const INTER_2_AUDIO: ModelParams = ModelParams {
-    version: "inter-2-audio/rules-5",
+    version: "inter-2-audio/rules-6",
     signals: &[
         AGREEMENT,
         CONFIDENCE,
@@ -193,9 +194,10 @@ pub const INTER_2_AUDIO: ModelParams = ModelParams {
     engagement: ENGAGEMENT,
 };
 
-/// `inter-2`: audio and video, all 13 signals.
+/// `inter-2`: audio and video, all 13 signals. `rules-7`: the rules of `rules-6` read on speech
+/// from Silero VAD and speaker turns from the voice networks (`attune-voice`).
 pub const INTER_2: ModelParams = ModelParams {
-    version: "inter-2/rules-6",
+    version: "inter-2/rules-7",
     signals: &[
         AGREEMENT,
         CONFIDENCE,

@@ -9,7 +9,7 @@
 //!
 //! | field | unit | definition |
 //! |---|---|---|
-//! | [`Frame::vad_probability`] | 0..1 | `earshot` neural VAD |
+//! | [`Frame::vad_probability`] | 0..1 | Silero VAD v6 (`attune-voice`) |
 //! | [`Frame::f0_semitones`] | semitones re 27.5 Hz | Boersma (1993) autocorrelation, Praat `To Pitch (ac)` 75-600 Hz |
 //! | [`Frame::intensity_db`] | dB re 2e-5 (samples as Pa) | Praat `To Intensity` (100 Hz, mean subtracted) |
 //! | [`Frame::hnr_db`] | dB | Praat `To Harmonicity (cc)` |
@@ -62,7 +62,6 @@
 //! assert!((first_second.f0_median_semitones.unwrap() - 36.0 - 12.0 * (200.0f32 / 220.0).log2()).abs() < 0.2);
 //! ```
 
-mod bic;
 mod harmonicity;
 mod history;
 mod intensity;
@@ -83,20 +82,19 @@ use history::SampleHistory;
 use intensity::IntensityAnalyzer;
 use pitch::{AcAnalyzer, Candidate, PitchPath};
 use pulses::PulseTracker;
-use speakers::{SpeakerTracker, UnitBuilder};
+use speakers::{label_unit, split_at_steps, OnlineVoices, UnitBuilder};
 use spectral::SpectralAnalyzer;
 use vad::Vad;
 
-pub use bic::{diarize, diarize_with, DiarizeParams};
+pub use attune_voice::SpeakerTurn;
 pub use intensity::{INTENSITY_FLOOR_DB, INTENSITY_MIN_PITCH_HZ};
 pub use pitch::{PITCH_CEILING_HZ, PITCH_FLOOR_HZ};
 pub use pulses::{
     Pulse, MAX_AMPLITUDE_FACTOR, MAX_PERIOD_FACTOR, PERIOD_CEILING_S, PERIOD_FLOOR_S,
 };
 pub use speakers::{
-    SpeechUnit, VoicedSegment, F0_SCALE_ST, MAX_SPEAKERS, MERGE_DISTANCE,
-    MIN_FOUNDING_VOICED_FRAMES, MIN_SEGMENT_FRAMES, MIN_UNIT_VOICED_FRAMES, NEW_SPEAKER_DISTANCE,
-    TIMBRE_SD, UNIT_GAP_FRAMES, UNIT_MAX_FRAMES,
+    apply_speaker_turns, SpeechUnit, VoicedSegment, MAX_SPEAKERS, MIN_SEGMENT_FRAMES,
+    MIN_UNIT_VOICED_FRAMES, NEAREST_TURN_FRAMES, UNIT_GAP_FRAMES, UNIT_MAX_FRAMES,
 };
 pub use spectral::TIMBRE_DIMS;
 pub use summary::{
@@ -152,7 +150,7 @@ pub fn semitones_to_hz(st: f32) -> f32 {
 pub struct Frame {
     /// Frame number; the centre is at `(index + 0.5) * 10 ms`.
     pub index: u64,
-    /// Probability of voice from the `earshot` VAD, 0..1.
+    /// Probability of speech from Silero VAD (`attune-voice`), 0..1.
     pub vad_probability: f32,
     /// F0 in semitones re 27.5 Hz; `None` when the F0 path calls the frame
     /// unvoiced.
@@ -320,7 +318,11 @@ pub struct FeatureExtractor {
     open_run: Option<u64>,
     pulses: PulseTracker,
     units: UnitBuilder,
-    speakers: SpeakerTracker,
+    /// The online diarizer when units are labelled as a stream hears them; `None` when the
+    /// caller labels them afterwards ([`extract`] with whole-file turns).
+    voices: Option<OnlineVoices>,
+    /// Closed units waiting for their speakers (online: until the diarizer has labelled them).
+    pending: VecDeque<SpeechUnit>,
     scratch_f0: Vec<f32>,
 }
 
@@ -331,8 +333,20 @@ impl Default for FeatureExtractor {
 }
 
 impl FeatureExtractor {
-    /// A fresh extractor at time 0.
+    /// A fresh extractor at time 0 whose units get their speakers as a live stream hears
+    /// them: from `attune-voice`'s online diarizer, a labelling step (5 s) at a time, with
+    /// speaker numbers that never change.
     pub fn new() -> Self {
+        Self::with_voices(Some(OnlineVoices::new()))
+    }
+
+    /// A fresh extractor at time 0 whose units get no speakers (for callers that label them
+    /// afterwards, as [`extract`] does with whole-file turns).
+    pub fn without_speakers() -> Self {
+        Self::with_voices(None)
+    }
+
+    fn with_voices(voices: Option<OnlineVoices>) -> Self {
         Self {
             history: SampleHistory::new(),
             total: 0,
@@ -352,7 +366,8 @@ impl FeatureExtractor {
             open_run: None,
             pulses: PulseTracker::new(),
             units: UnitBuilder::default(),
-            speakers: SpeakerTracker::default(),
+            voices,
+            pending: VecDeque::new(),
             scratch_f0: Vec::with_capacity(1024),
         }
     }
@@ -365,12 +380,16 @@ impl FeatureExtractor {
             return &self.features.frames[before..];
         }
         self.history.push_sanitized(pcm);
+        if let Some(voices) = &mut self.voices {
+            voices.push(pcm);
+        }
         self.total += pcm.len() as u64;
         self.features.sample_count = self.total;
         self.score_vad(self.total as i64);
-        while frame_centre(self.next_frame) + LOOKAHEAD <= self.total as i64 {
+        while self.can_analyze(self.next_frame) {
             self.analyze_next();
         }
+        self.label_pending();
         self.release();
         &self.features.frames[before..]
     }
@@ -390,7 +409,9 @@ impl FeatureExtractor {
             let needed = last_centre + LOOKAHEAD + vad::BLOCK as i64;
             let pad = (needed - self.history.end()).max(0) as usize;
             self.history.push_zeros(pad);
-            self.score_vad(last_centre + 1);
+            // Every block holding a frame centre, the last zero-padded.
+            self.score_vad(last_centre + vad::BLOCK as i64);
+            self.vad.finish();
             while self.next_frame < frame_count {
                 self.analyze_next();
             }
@@ -405,6 +426,10 @@ impl FeatureExtractor {
         if let Some(unit) = self.units.close() {
             self.add_unit(unit);
         }
+        if let Some(voices) = &mut self.voices {
+            voices.finish();
+        }
+        self.label_pending();
         &self.features.frames[before..]
     }
 
@@ -418,10 +443,31 @@ impl FeatureExtractor {
         self.features
     }
 
-    /// Number of distinct speakers held so far (0 up to [`MAX_SPEAKERS`];
-    /// two that merged count once). Forgetting output does not forget them.
+    /// The online diarizer's turns held so far (who speaks when, overlapped speech given to
+    /// both speakers; older ones go with [`forget_before`](Self::forget_before)); empty
+    /// without online speakers.
+    pub fn speaker_turns_heard(&self) -> &[SpeakerTurn] {
+        self.voices.as_ref().map_or(&[], |v| v.turns())
+    }
+
+    /// Number of distinct speakers heard so far (0 up to [`MAX_SPEAKERS`]): the online
+    /// diarizer's, or the speakers the held units carry when there is none. Forgetting output
+    /// does not forget the diarizer's.
     pub fn voice_count(&self) -> usize {
-        self.speakers.count()
+        match &self.voices {
+            Some(v) => v.speakers(),
+            None => {
+                let mut ids: Vec<u8> = self
+                    .features
+                    .speech_units
+                    .iter()
+                    .filter_map(|u| u.speaker)
+                    .collect();
+                ids.sort_unstable();
+                ids.dedup();
+                ids.len()
+            }
+        }
     }
 
     /// Lets go of the final frames, glottal pulses and voiced segments that no
@@ -446,7 +492,14 @@ impl FeatureExtractor {
             // frame before it.
             cut = cut.min(start.saturating_sub(1));
         }
+        if let Some(u) = self.pending.front() {
+            // Labelling a unit reads its frames.
+            cut = cut.min(u.start_frame);
+        }
         self.features.drop_before(cut);
+        if let Some(voices) = &mut self.voices {
+            voices.forget_before(cut.saturating_sub(NEAREST_TURN_FRAMES));
+        }
     }
 
     /// Time, s, before which summaries are settled: [`summarize`] of a span
@@ -471,18 +524,35 @@ impl FeatureExtractor {
             // The unit's speaker (and its segments') is given when it closes.
             settled = settled.min(start);
         }
+        if let Some(u) = self.pending.front() {
+            // ... or, online, once the diarizer has labelled its time.
+            settled = settled.min(u.start_frame);
+        }
         settled as f64 * FRAME_SECONDS
     }
 
     /// Scores every VAD block that ends at or before absolute sample `upto`.
     fn score_vad(&mut self, upto: i64) {
         let block = vad::BLOCK as i64;
-        while (self.vad.blocks_done() as i64 + 1) * block <= upto.min(self.history.end()) {
-            let start = self.vad.blocks_done() as i64 * block;
-            let (buf, at) = self.history.view(start);
-            let samples = &buf[at..at + vad::BLOCK];
-            self.vad.score_block(samples);
+        let start = self.vad.blocks_pushed() as i64 * block;
+        let blocks = (upto.min(self.history.end()) - start).max(0) / block;
+        if blocks > 0 {
+            // One call for every whole block in: the network scores them a group at a time.
+            let samples: Vec<f32> = match self.history.slice(start, start + blocks * block) {
+                Some(s) => s.to_vec(),
+                None => (start..start + blocks * block)
+                    .map(|i| self.history.get(i))
+                    .collect(),
+            };
+            self.vad.push_blocks(&samples);
         }
+    }
+
+    /// Whether frame `k` can be analysed: its look-ahead is in and its VAD block is scored.
+    fn can_analyze(&self, k: u64) -> bool {
+        let centre = frame_centre(k);
+        centre + LOOKAHEAD <= self.total as i64
+            && (centre as u64 / vad::BLOCK as u64) < self.vad.blocks_scored()
     }
 
     fn analyze_next(&mut self) {
@@ -618,9 +688,45 @@ impl FeatureExtractor {
         self.features.voiced_segments.push(segment);
     }
 
-    /// Gives a closed unit its speaker and labels the segments starting in it.
-    fn add_unit(&mut self, mut unit: SpeechUnit) {
-        unit.speaker = self.speakers.assign(&unit);
+    /// Takes a closed unit: online it waits for the diarizer (cut at its labelling steps);
+    /// without voices it is kept unlabelled.
+    fn add_unit(&mut self, unit: SpeechUnit) {
+        match &self.voices {
+            Some(voices) => {
+                let step = voices.step_frames();
+                let parts = split_at_steps(&self.features, unit, step);
+                self.pending.extend(parts);
+            }
+            None => self.push_unit(unit),
+        }
+    }
+
+    /// Labels the waiting units whose time the diarizer has labelled.
+    fn label_pending(&mut self) {
+        let Some(voices) = &self.voices else { return };
+        let horizon = voices.labelled_frames(self.finished);
+        let ready = self
+            .pending
+            .iter()
+            .take_while(|u| u.end_frame <= horizon)
+            .count();
+        if ready == 0 {
+            return;
+        }
+        let units: Vec<SpeechUnit> = self.pending.drain(..ready).collect();
+        let voices = self.voices.as_ref().expect("checked above");
+        let mut labelled = Vec::with_capacity(units.len());
+        for u in &units {
+            let grid = voices.grid(u.start_frame, u.end_frame);
+            labelled.extend(label_unit(&self.features, u, &grid));
+        }
+        for u in labelled {
+            self.push_unit(u);
+        }
+    }
+
+    /// Appends a unit with its speaker and gives it the segments starting in it.
+    fn push_unit(&mut self, unit: SpeechUnit) {
         for s in self.features.voiced_segments.iter_mut().rev() {
             if s.start_frame < unit.start_frame {
                 break;
@@ -682,9 +788,28 @@ fn pitch_at(frames: &[Frame], first: u64, t: f64) -> Option<f64> {
 /// small instead of copying the whole input.
 const EXTRACT_CHUNK: usize = 8192;
 
-/// Frame features of a whole buffer (one [`FeatureExtractor`] fed it all).
+/// Frame features of a whole buffer, with the speaker turns of the whole file: one
+/// [`FeatureExtractor::without_speakers`] fed it all, then `attune-voice`'s whole-file
+/// diarization ([`attune_voice::diarize`]) applied to its units ([`apply_speaker_turns`]).
+/// Returns the turns too (who speaks when, overlapped speech given to both speakers).
+pub fn extract_with_turns(pcm: &[f32]) -> (FrameFeatures, Vec<attune_voice::SpeakerTurn>) {
+    let mut features = extract_unlabelled(pcm);
+    // The networks are embedded; should they fail, the units keep no speaker.
+    let turns = attune_voice::diarize(pcm)
+        .map(|d| d.turns)
+        .unwrap_or_default();
+    apply_speaker_turns(&mut features, &turns);
+    (features, turns)
+}
+
+/// [`extract_with_turns`] without the turns.
 pub fn extract(pcm: &[f32]) -> FrameFeatures {
-    let mut extractor = FeatureExtractor::new();
+    extract_with_turns(pcm).0
+}
+
+/// Frame features of a whole buffer with unlabelled units.
+pub fn extract_unlabelled(pcm: &[f32]) -> FrameFeatures {
+    let mut extractor = FeatureExtractor::without_speakers();
     extractor
         .features
         .frames

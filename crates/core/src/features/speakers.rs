@@ -1,70 +1,37 @@
-//! Speaker turns by voice timbre: speech cut into short units, each described by its spectral envelope and pitch register, grouped into speakers online (streams) or by Gaussian voice models with BIC clustering (whole files).
-//!
-//! The pipeline of classic diarization systems (segmentation, one embedding
-//! per segment, clustering; Anguera et al. 2012, *IEEE TASLP* 20(2)), kept
-//! cheap enough to run beside the rest of the analysis at hundreds of times
-//! realtime:
+//! Speaker turns on the frame grid: speech cut into short units of voicing, each given the
+//! speaker the voice networks of `attune-voice` hear there (whole-file diarization for uploads,
+//! online diarization for streams).
 //!
 //! - **Units.** Voiced frames are grouped into [`SpeechUnit`]s: a unit ends at
-//!   [`UNIT_GAP_FRAMES`] (100 ms) without voicing, the shortest silence
-//!   between two speakers' turns, or after [`UNIT_MAX_FRAMES`] (1 s), so a
-//!   change without silence (overlap, latching) is found within a second.
-//! - **Embedding.** Each unit's mean MFCC 1-13 over its voiced frames (the
-//!   spectral envelope: vocal-tract length and shape, Reynolds 1995) and its
-//!   median F0 (pitch register). The cepstral mean of the channel would
-//!   cancel in the differences the distance takes, so no normalisation is
-//!   needed within one recording. Distance: the root mean square of the
-//!   MFCC differences, each divided by [`TIMBRE_SD`] (the typical spread of
-//!   one speaker's unit means: a diagonal within-speaker covariance, so
-//!   coefficients that vary with what is said weigh less), plus the F0
-//!   difference over [`F0_SCALE_ST`].
-//! - **Online** ([`SpeakerTracker`], streams and the extractor): leader-follower
-//!   clustering (Hartigan 1975): a unit joins the nearest speaker when closer
-//!   than [`NEW_SPEAKER_DISTANCE`], else founds a new one (at most
-//!   [`MAX_SPEAKERS`]; beyond, the nearest). After each unit, two speakers
-//!   whose centroids have come closer than [`MERGE_DISTANCE`] merge (the
-//!   younger id retires; units already labelled keep their id, so a label,
-//!   once given, is final and streams equal files).
-//! - **Whole file** ([`super::diarize`], whole recordings): Gaussian voice models over the
-//!   units' frames, BIC clustering and a Viterbi resegmentation that may
-//!   split units where the speaker changes (`features/bic/`).
-//!
-//! Units with fewer than [`MIN_UNIT_VOICED_FRAMES`] voiced frames are too
-//! short to describe a voice: they take the nearest speaker without moving
-//! it.
+//!   [`UNIT_GAP_FRAMES`] (100 ms) without voicing, the shortest silence between two speakers'
+//!   turns, or after [`UNIT_MAX_FRAMES`] (1 s). Units and voiced segments are what the
+//!   turn-taking measures and per-speaker baselines are built from ([`super::summarize`]).
+//! - **Speakers.** Each voiced frame takes the speaker whose turn holds its centre
+//!   ([`SpeakerGrid`]); where two turns overlap, the one that started later (the voice that
+//!   came in: a backchannel, an interruption), so the other speaker's turn is seen to be
+//!   overlapped. Voiced frames no turn holds take the speaker of the nearest labelled frame of
+//!   their unit, or of the nearest turn within [`NEAREST_TURN_FRAMES`]. A unit whose frames
+//!   have two speakers is split where the speaker changes.
 
 use serde::{Deserialize, Serialize};
 
 use super::spectral::TIMBRE_DIMS;
+use super::{FrameFeatures, FRAME_SECONDS};
+use attune_voice::SpeakerTurn;
 
 /// Most speakers told apart in one recording or stream.
-pub const MAX_SPEAKERS: usize = 4;
+pub const MAX_SPEAKERS: usize = 8;
 /// Frames without voicing that end a unit (100 ms).
 pub const UNIT_GAP_FRAMES: u64 = 10;
 /// Longest unit, frames (1 s).
 pub const UNIT_MAX_FRAMES: u64 = 100;
-/// Fewest voiced frames for a unit to shape a speaker (150 ms).
+/// Fewest voiced frames for a unit to describe a voice (150 ms).
 pub const MIN_UNIT_VOICED_FRAMES: u32 = 15;
-/// Online: fewest voiced frames for a unit to found a new speaker (300 ms):
-/// a short unit far from everyone is more often an odd sound than a person.
-pub const MIN_FOUNDING_VOICED_FRAMES: u32 = 30;
-/// Within-speaker standard deviation of unit-mean MFCC 1-13 (the spread
-/// what is said gives one voice), measured on the committed evaluation
-/// corpora (`tests/fixtures/conversations`, `tests/fixtures/real`): each
-/// coefficient's difference is divided by it.
-pub const TIMBRE_SD: [f32; TIMBRE_DIMS] = [
-    4.3, 7.5, 15.0, 11.5, 14.0, 18.0, 14.5, 15.0, 11.5, 11.0, 11.5, 9.0, 9.0,
-];
-/// F0 difference counted as one unit of distance, semitones (a speaker's
-/// unit medians spread over a few semitones with intonation).
-pub const F0_SCALE_ST: f32 = 4.0;
-/// Online: a unit farther than this from every speaker founds a new one.
-pub const NEW_SPEAKER_DISTANCE: f32 = 3.0;
-/// Online: two speakers whose centroids come this close merge.
-pub const MERGE_DISTANCE: f32 = 1.4;
 /// Shortest voiced segment for [`VoicedSegment::duration_s`] users that
 /// want a stable median F0, frames (150 ms).
 pub const MIN_SEGMENT_FRAMES: u64 = 15;
+/// How far, frames, a unit no turn touches looks for the nearest turn (0.5 s).
+pub const NEAREST_TURN_FRAMES: u64 = 50;
 
 /// A stretch of consecutive voiced frames.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -112,8 +79,8 @@ pub struct SpeechUnit {
     pub f0_semitones: f32,
     /// Mean MFCC 1-13 of its voiced frames.
     pub timbre: [f32; TIMBRE_DIMS],
-    /// Speaker id (0, 1, ...: in order of first appearance for whole files;
-    /// in order of founding online, where a merged speaker's id retires).
+    /// Speaker id (0, 1, ...: in order of first speech), from the voice networks' turns;
+    /// `None` where no turn is near.
     pub speaker: Option<u8>,
 }
 
@@ -131,137 +98,6 @@ impl SpeechUnit {
     /// Whether the unit is long enough to shape a speaker model.
     pub fn is_judged(&self) -> bool {
         self.voiced_frames >= MIN_UNIT_VOICED_FRAMES && self.f0_semitones.is_finite()
-    }
-
-    fn embedding(&self) -> Embedding {
-        Embedding {
-            timbre: self.timbre,
-            f0: self.f0_semitones,
-        }
-    }
-}
-
-/// A point in speaker space (or a speaker's centroid).
-#[derive(Debug, Clone, Copy)]
-struct Embedding {
-    timbre: [f32; TIMBRE_DIMS],
-    f0: f32,
-}
-
-impl Embedding {
-    fn distance(&self, other: &Embedding) -> f32 {
-        let timbre = (self
-            .timbre
-            .iter()
-            .zip(&other.timbre)
-            .zip(&TIMBRE_SD)
-            .map(|((a, b), sd)| ((a - b) / sd) * ((a - b) / sd))
-            .sum::<f32>()
-            / TIMBRE_DIMS as f32)
-            .sqrt();
-        timbre + (self.f0 - other.f0).abs() / F0_SCALE_ST
-    }
-}
-
-/// A speaker model: weighted centroid of its units.
-#[derive(Debug, Clone, Copy)]
-struct Centroid {
-    id: u8,
-    at: Embedding,
-    weight: f32,
-}
-
-impl Centroid {
-    fn absorb(&mut self, e: &Embedding, weight: f32) {
-        let total = self.weight + weight;
-        if total <= 0.0 {
-            return;
-        }
-        let a = weight / total;
-        for (m, v) in self.at.timbre.iter_mut().zip(&e.timbre) {
-            *m += a * (v - *m);
-        }
-        self.at.f0 += a * (e.f0 - self.at.f0);
-        self.weight = total;
-    }
-}
-
-/// Online speaker assignment (leader-follower with merging).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct SpeakerTracker {
-    speakers: Vec<Centroid>,
-    next_id: u8,
-    /// Ids ever founded (merged ones included).
-    founded: usize,
-}
-
-impl SpeakerTracker {
-    /// Gives a closed unit its speaker (final once given).
-    pub fn assign(&mut self, unit: &SpeechUnit) -> Option<u8> {
-        if !unit.f0_semitones.is_finite() {
-            return self.speakers.first().map(|s| s.id);
-        }
-        let e = unit.embedding();
-        let nearest = self
-            .speakers
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (i, s.at.distance(&e)))
-            .min_by(|a, b| a.1.total_cmp(&b.1));
-        if !unit.is_judged() {
-            return nearest.map(|(i, _)| self.speakers[i].id);
-        }
-        let weight = unit.voiced_frames as f32;
-        let chosen = match nearest {
-            Some((i, d))
-                if d <= NEW_SPEAKER_DISTANCE
-                    || unit.voiced_frames < MIN_FOUNDING_VOICED_FRAMES
-                    || self.speakers.len() >= MAX_SPEAKERS
-                    || self.next_id == u8::MAX =>
-            {
-                self.speakers[i].absorb(&e, weight);
-                i
-            }
-            _ => {
-                self.speakers.push(Centroid {
-                    id: self.next_id,
-                    at: e,
-                    weight,
-                });
-                self.next_id += 1;
-                self.founded += 1;
-                self.speakers.len() - 1
-            }
-        };
-        let id = self.speakers[chosen].id;
-        self.merge_close();
-        Some(id)
-    }
-
-    /// Merges speakers whose centroids came closer than [`MERGE_DISTANCE`]:
-    /// the older id survives.
-    fn merge_close(&mut self) {
-        loop {
-            let mut closest: Option<(usize, usize, f32)> = None;
-            for i in 0..self.speakers.len() {
-                for j in i + 1..self.speakers.len() {
-                    let d = self.speakers[i].at.distance(&self.speakers[j].at);
-                    if d < MERGE_DISTANCE && closest.is_none_or(|c| d < c.2) {
-                        closest = Some((i, j, d));
-                    }
-                }
-            }
-            let Some((i, j, _)) = closest else {
-                return;
-            };
-            let gone = self.speakers.remove(j);
-            self.speakers[i].absorb(&gone.at, gone.weight);
-        }
-    }
-
-    /// Speakers currently held (merged ones not counted).
-    pub fn count(&self) -> usize {
-        self.speakers.len()
     }
 }
 
@@ -349,52 +185,259 @@ pub(crate) fn relabel_segments(features: &mut super::FrameFeatures) {
     }
 }
 
+/// The speaker of every 10 ms frame from a set of turns (see the module docs), over a range
+/// of frames.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SpeakerGrid {
+    first: u64,
+    labels: Vec<Option<u8>>,
+}
+
+impl SpeakerGrid {
+    /// The grid of frames `[first, end)` from `turns` (any order).
+    pub fn new(turns: &[SpeakerTurn], first: u64, end: u64) -> Self {
+        let mut labels = vec![None; end.saturating_sub(first) as usize];
+        let mut by_start: Vec<&SpeakerTurn> = turns.iter().collect();
+        by_start.sort_by(|a, b| a.start.total_cmp(&b.start));
+        // Later starts overwrite: where turns overlap, the voice that came in holds the frame.
+        for t in by_start {
+            let Ok(id) = u8::try_from(t.speaker) else {
+                continue;
+            };
+            let a = ((t.start / FRAME_SECONDS).round().max(0.0) as u64).max(first);
+            let b = ((t.end / FRAME_SECONDS).round().max(0.0) as u64).min(end);
+            for k in a..b {
+                labels[(k - first) as usize] = Some(id);
+            }
+        }
+        Self { first, labels }
+    }
+
+    fn at(&self, k: u64) -> Option<u8> {
+        k.checked_sub(self.first)
+            .and_then(|i| self.labels.get(i as usize))
+            .copied()
+            .flatten()
+    }
+
+    /// The speaker of the labelled frame nearest to `[a, b)` within `reach` frames.
+    fn nearest(&self, a: u64, b: u64, reach: u64) -> Option<u8> {
+        (1..=reach).find_map(|d| self.at(a.saturating_sub(d)).or_else(|| self.at(b + d - 1)))
+    }
+}
+
+/// Gives `unit` its speakers from `grid`: one unit per run of one speaker among its voiced
+/// frames (the unit itself, labelled, when it has one speaker).
+pub(crate) fn label_unit(
+    features: &FrameFeatures,
+    unit: &SpeechUnit,
+    grid: &SpeakerGrid,
+) -> Vec<SpeechUnit> {
+    let voiced: Vec<u64> = (unit.start_frame..unit.end_frame)
+        .filter(|&k| features.frame(k).is_some_and(|f| f.is_voiced()))
+        .collect();
+    let mut labels: Vec<Option<u8>> = voiced.iter().map(|&k| grid.at(k)).collect();
+    if labels.iter().all(Option::is_none) {
+        let near = grid.nearest(unit.start_frame, unit.end_frame, NEAREST_TURN_FRAMES);
+        return vec![SpeechUnit {
+            speaker: near,
+            ..*unit
+        }];
+    }
+    // Unlabelled frames take the nearest labelled one of the unit.
+    for i in 0..labels.len() {
+        if labels[i].is_none() {
+            let before = labels[..i].iter().rposition(Option::is_some);
+            let after = labels[i..].iter().position(Option::is_some).map(|p| p + i);
+            labels[i] = match (before, after) {
+                (Some(b), Some(a)) if i - b <= a - i => labels[b],
+                (_, Some(a)) => labels[a],
+                (Some(b), None) => labels[b],
+                (None, None) => None,
+            };
+        }
+    }
+    if labels.windows(2).all(|w| w[0] == w[1]) {
+        return vec![SpeechUnit {
+            speaker: labels[0],
+            ..*unit
+        }];
+    }
+    let mut out = Vec::new();
+    let mut run_start = 0;
+    for i in 1..=labels.len() {
+        if i == labels.len() || labels[i] != labels[run_start] {
+            out.push(unit_of(features, &voiced[run_start..i], labels[run_start]));
+            run_start = i;
+        }
+    }
+    out
+}
+
+/// A unit of the given voiced frames.
+fn unit_of(features: &FrameFeatures, voiced: &[u64], speaker: Option<u8>) -> SpeechUnit {
+    let mut timbre_sum = [0.0f64; TIMBRE_DIMS];
+    let mut f0: Vec<f32> = Vec::with_capacity(voiced.len());
+    for &k in voiced {
+        if let Some(f) = features.frame(k) {
+            for (s, t) in timbre_sum.iter_mut().zip(&f.timbre) {
+                *s += f64::from(*t);
+            }
+            f0.extend(f.f0_semitones);
+        }
+    }
+    let n = voiced.len().max(1) as f64;
+    let mut timbre = [0.0f32; TIMBRE_DIMS];
+    for (t, s) in timbre.iter_mut().zip(&timbre_sum) {
+        *t = (s / n) as f32;
+    }
+    SpeechUnit {
+        start_frame: voiced.first().copied().unwrap_or(0),
+        end_frame: voiced.last().map_or(0, |k| k + 1),
+        voiced_frames: voiced.len() as u32,
+        f0_semitones: super::summary::median(&mut f0).unwrap_or(f32::NAN),
+        timbre,
+        speaker,
+    }
+}
+
+/// Gives every unit of `features` its speakers from `turns` (whole-file diarization), then
+/// every voiced segment the speaker of the unit it starts in.
+pub fn apply_speaker_turns(features: &mut FrameFeatures, turns: &[SpeakerTurn]) {
+    let grid = SpeakerGrid::new(turns, features.first_index, features.end_index());
+    let units = std::mem::take(&mut features.speech_units);
+    let mut out = Vec::with_capacity(units.len());
+    for u in &units {
+        out.extend(label_unit(features, u, &grid));
+    }
+    features.speech_units = out;
+    relabel_segments(features);
+}
+
+/// The online diarizer behind a stream's units, and the turns it has given so far.
+pub(crate) struct OnlineVoices {
+    /// `None` once the networks failed (a broken build): units are then left unlabelled.
+    diarizer: Option<attune_voice::OnlineDiarizer>,
+    turns: Vec<SpeakerTurn>,
+    step_frames: u64,
+}
+
+impl OnlineVoices {
+    pub fn new() -> Self {
+        let params = attune_voice::OnlineParams::default();
+        Self {
+            diarizer: attune_voice::OnlineDiarizer::new(params).ok(),
+            turns: Vec::new(),
+            step_frames: ((params.step_s / FRAME_SECONDS).round() as u64).max(1),
+        }
+    }
+
+    /// Frames between the diarizer's labelling steps: units are cut at multiples of it so
+    /// that what a unit is labelled from does not depend on how the input was chunked.
+    pub fn step_frames(&self) -> u64 {
+        self.step_frames
+    }
+
+    pub fn push(&mut self, pcm: &[f32]) {
+        if let Some(d) = &mut self.diarizer {
+            match d.push(pcm) {
+                Ok(turns) => self.turns.extend(turns),
+                Err(_) => self.diarizer = None,
+            }
+        }
+    }
+
+    pub fn finish(&mut self) {
+        if let Some(d) = &mut self.diarizer {
+            match d.finish() {
+                Ok(turns) => self.turns.extend(turns),
+                Err(_) => self.diarizer = None,
+            }
+        }
+    }
+
+    /// Frame before which every turn is known (unbounded once the networks failed: nothing
+    /// is waited for).
+    pub fn labelled_frames(&self, finished: bool) -> u64 {
+        match &self.diarizer {
+            Some(_) if finished => u64::MAX,
+            Some(d) => (d.labelled_s() / FRAME_SECONDS).round() as u64,
+            None => u64::MAX,
+        }
+    }
+
+    /// The turns held.
+    pub fn turns(&self) -> &[SpeakerTurn] {
+        &self.turns
+    }
+
+    /// Speakers founded so far.
+    pub fn speakers(&self) -> usize {
+        self.diarizer.as_ref().map_or(0, |d| d.speakers())
+    }
+
+    /// The grid for labelling units that end at or before `end`: turns up to the labelling
+    /// step `end` falls in, so the label is what it would be however the input arrived.
+    pub fn grid(&self, first: u64, end: u64) -> SpeakerGrid {
+        let boundary = end.div_ceil(self.step_frames) * self.step_frames;
+        SpeakerGrid::new(
+            &self.turns,
+            first.saturating_sub(NEAREST_TURN_FRAMES),
+            (end + NEAREST_TURN_FRAMES).min(boundary),
+        )
+    }
+
+    /// Forgets turns that end before frame `k`.
+    pub fn forget_before(&mut self, k: u64) {
+        let t = k as f64 * FRAME_SECONDS;
+        self.turns.retain(|turn| turn.end >= t);
+    }
+}
+
+/// `unit` cut at every multiple of `step` frames (its voiced frames on either side).
+pub(crate) fn split_at_steps(
+    features: &FrameFeatures,
+    unit: SpeechUnit,
+    step: u64,
+) -> Vec<SpeechUnit> {
+    let first_boundary = (unit.start_frame / step + 1) * step;
+    if first_boundary >= unit.end_frame {
+        return vec![unit];
+    }
+    let voiced: Vec<u64> = (unit.start_frame..unit.end_frame)
+        .filter(|&k| features.frame(k).is_some_and(|f| f.is_voiced()))
+        .collect();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while from < voiced.len() {
+        let boundary = (voiced[from] / step + 1) * step;
+        let to = from + voiced[from..].partition_point(|&k| k < boundary);
+        out.push(unit_of(features, &voiced[from..to], None));
+        from = to;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn unit(start: u64, f0: f32, timbre0: f32) -> SpeechUnit {
-        let mut timbre = [0.0; TIMBRE_DIMS];
-        timbre[0] = timbre0;
-        SpeechUnit {
-            start_frame: start,
-            end_frame: start + 60,
-            voiced_frames: 50,
-            f0_semitones: f0,
-            timbre,
-            speaker: None,
+    fn turn(speaker: usize, start: f64, end: f64) -> SpeakerTurn {
+        SpeakerTurn {
+            speaker,
+            start,
+            end,
         }
     }
 
     #[test]
-    fn a_pitch_accent_of_a_few_semitones_stays_one_speaker() {
-        let mut t = SpeakerTracker::default();
-        assert_eq!(t.assign(&unit(0, 30.0, 10.0)), Some(0));
-        assert_eq!(t.assign(&unit(100, 33.0, 12.0)), Some(0));
-        assert_eq!(t.count(), 1);
-    }
-
-    #[test]
-    fn same_pitch_different_timbre_is_a_second_speaker() {
-        let mut t = SpeakerTracker::default();
-        assert_eq!(t.assign(&unit(0, 30.0, 0.0)), Some(0));
-        assert_eq!(t.assign(&unit(100, 30.5, 60.0)), Some(1));
-        assert_eq!(t.assign(&unit(200, 30.2, 2.0)), Some(0));
-        assert_eq!(t.assign(&unit(300, 30.4, 58.0)), Some(1));
-        let short = SpeechUnit {
-            voiced_frames: 5,
-            ..unit(400, 30.0, 59.0)
-        };
-        assert_eq!(t.assign(&short), Some(1));
-        assert_eq!(t.count(), 2);
-    }
-
-    #[test]
-    fn no_more_than_the_cap_of_speakers_are_founded() {
-        let mut t = SpeakerTracker::default();
-        for k in 0..8 {
-            t.assign(&unit(k * 100, 30.0 + 14.0 * k as f32, 0.0));
-        }
-        assert_eq!(t.count(), MAX_SPEAKERS);
+    fn overlapped_frames_go_to_the_voice_that_came_in() {
+        let grid = SpeakerGrid::new(&[turn(0, 0.0, 5.0), turn(1, 2.0, 2.5)], 0, 600);
+        assert_eq!(grid.at(100), Some(0));
+        assert_eq!(grid.at(220), Some(1));
+        assert_eq!(grid.at(300), Some(0));
+        assert_eq!(grid.at(550), None);
+        assert_eq!(grid.nearest(520, 540, 30), Some(0));
+        assert_eq!(grid.nearest(560, 580, 30), None);
     }
 }

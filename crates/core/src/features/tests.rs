@@ -206,7 +206,9 @@ fn a_copy_6_db_louder_measures_6_db_louder() {
 }
 
 #[test]
-fn alternating_low_and_high_voices_are_two_speakers_with_their_turns() {
+fn alternating_tones_are_not_speakers() {
+    // Two pure tones a fifth apart, taking turns: voiced frames, but not speech. The voice
+    // networks hear no one, so no turns are built from them.
     let mut pcm = Vec::new();
     for i in 0..6 {
         let f0 = if i % 2 == 0 { 110.0 } else { 220.0 };
@@ -214,21 +216,22 @@ fn alternating_low_and_high_voices_are_two_speakers_with_their_turns() {
         pcm.extend(vec![0.0; 4_800]); // 300 ms gap
     }
     let f = extract(&pcm);
+    assert!(f.frames.iter().any(|fr| fr.is_voiced()));
     let s = whole(&f);
-    assert_eq!(s.voice_count, 2);
-    assert_eq!(s.turns.len(), 6);
-    assert_eq!(s.speaker_changes, 5);
-    let speakers: Vec<u8> = s.turns.iter().map(|t| t.speaker).collect();
-    assert_eq!(speakers, [0, 1, 0, 1, 0, 1]);
-    let gap = s.gap_mean_s.unwrap_or(0.0);
-    assert!((gap - 0.3).abs() < 0.06, "gap {gap}");
-    assert!((s.talk_share[0] - 0.5).abs() < 0.05);
+    assert_eq!(s.voice_count, 0, "{:?}", s.turns);
+    assert!(s.turns.is_empty());
 }
 
 #[test]
-fn streaming_in_any_chunks_gives_the_same_frames_as_one_buffer() {
+fn streaming_in_any_chunks_gives_the_same_features_as_one_buffer() {
     let pcm = fixture("two_voices.wav");
-    let reference = extract(&pcm);
+    let whole_file = extract(&pcm);
+    let mut one = FeatureExtractor::new();
+    one.push(&pcm);
+    one.finish();
+    let reference = one.into_features();
+    // The frames are those of a file; the speakers those a stream hears.
+    assert_eq!(reference.frames, whole_file.frames);
     for chunk in [1usize, 160, 777, 16_000] {
         let mut x = FeatureExtractor::new();
         let mut streamed = Vec::new();
@@ -243,6 +246,15 @@ fn streaming_in_any_chunks_gives_the_same_frames_as_one_buffer() {
             "input after finish is ignored"
         );
     }
+    assert_eq!(
+        reference
+            .speech_units
+            .iter()
+            .filter_map(|u| u.speaker)
+            .max(),
+        Some(1),
+        "two voices"
+    );
 }
 
 #[test]

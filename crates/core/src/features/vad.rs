@@ -1,69 +1,83 @@
-//! Voice activity from the `earshot` neural detector, resampled onto the 10 ms frame grid.
+//! Voice activity from Silero VAD v6 (in-process, `attune-voice`), on the 10 ms frame grid.
 //!
-//! `earshot` (pure Rust, weights compiled in) scores consecutive 256-sample
-//! (16 ms) blocks at 16 kHz with a probability of voice in 0..1. A frame takes
-//! the score of the block that contains its centre.
+//! Silero scores consecutive 512-sample (32 ms) blocks at 16 kHz with a probability of speech
+//! in 0..1, its LSTM state carried from block to block. A frame takes the score of the block
+//! that contains its centre. Silero is trained to answer for speech, not for any voice or
+//! noise: music, noise and far background talk score low, where the energy of a frame would
+//! call them active.
 
-use earshot::Detector;
+use attune_voice::SileroVad;
 
-/// Samples per `earshot` block.
-pub(crate) const BLOCK: usize = 256;
-/// Probability at or above which a frame counts as speech (earshot's
-/// recommended default).
+/// Samples per Silero block.
+pub(crate) const BLOCK: usize = attune_voice::VAD_FRAME_SAMPLES;
+/// Probability at or above which a frame counts as speech (Silero's default threshold).
 pub const VAD_THRESHOLD: f32 = 0.5;
 
-/// `v.round()` for |v| < 2^23, without a library call (so the loop
-/// vectorises): the fraction left by truncation is exact.
-fn round_half_away(v: f32) -> i32 {
-    let whole = v as i32;
-    let fraction = v - whole as f32;
-    if fraction >= 0.5 {
-        whole + 1
-    } else if fraction <= -0.5 {
-        whole - 1
-    } else {
-        whole
-    }
-}
-
-/// Streaming wrapper: blocks are scored strictly in order.
+/// Streaming wrapper: blocks are scored strictly in order. If the network cannot be loaded
+/// or run (a broken build, never the audio), every block scores 0: the analysis then hears no
+/// speech rather than failing.
 pub(crate) struct Vad {
-    detector: Box<Detector>,
+    detector: Option<SileroVad>,
     scores: Vec<f32>,
     /// Absolute index of the block `scores[0]` belongs to.
     first_block: u64,
-    block: [i16; BLOCK],
+    /// Blocks handed to the detector so far (it scores them a group at a time).
+    pushed: u64,
 }
 
 impl Vad {
     pub fn new() -> Self {
         Self {
-            detector: Detector::default_boxed(),
+            detector: SileroVad::new().ok(),
             scores: Vec::new(),
             first_block: 0,
-            block: [0; BLOCK],
+            pushed: 0,
         }
     }
 
-    /// Blocks scored so far (absolute count).
-    pub fn blocks_done(&self) -> u64 {
+    /// Blocks handed over so far (absolute count).
+    pub fn blocks_pushed(&self) -> u64 {
+        self.pushed
+    }
+
+    /// Blocks scored so far (absolute count): Silero scores a group of blocks at a time, so
+    /// this trails [`blocks_pushed`](Self::blocks_pushed) by less than a group until
+    /// [`finish`](Self::finish).
+    pub fn blocks_scored(&self) -> u64 {
         self.first_block + self.scores.len() as u64
     }
 
-    /// Scores the next block; `samples` must be exactly one block, already
+    /// Hands over the next whole blocks; `samples` must be a whole number of blocks, already
     /// sanitised to finite values in -1..1.
-    pub fn score_block(&mut self, samples: &[f32]) {
-        // The i16 path avoids the f32 path's debug-only range assertion and is
-        // what the network was trained on.
-        for (dst, &x) in self.block.iter_mut().zip(samples) {
-            *dst = round_half_away(x * 32767.0) as i16;
+    pub fn push_blocks(&mut self, samples: &[f32]) {
+        let n = samples.len() / BLOCK;
+        self.pushed += n as u64;
+        let ok = match &mut self.detector {
+            Some(d) => d.push(&samples[..n * BLOCK], &mut self.scores).is_ok(),
+            None => false,
+        };
+        if !ok {
+            self.fail();
         }
-        let p = self.detector.predict_i16(&self.block);
-        self.scores.push(if p.is_finite() {
-            p.clamp(0.0, 1.0)
-        } else {
-            0.0
-        });
+    }
+
+    /// Scores the blocks still waiting (end of input).
+    pub fn finish(&mut self) {
+        let ok = match &mut self.detector {
+            Some(d) => d.finish(&mut self.scores).is_ok(),
+            None => false,
+        };
+        if !ok {
+            self.fail();
+        }
+    }
+
+    /// The network failed: every block handed over scores 0 from here on.
+    fn fail(&mut self) {
+        self.detector = None;
+        let missing = self.pushed.saturating_sub(self.blocks_scored());
+        self.scores
+            .extend(std::iter::repeat_n(0.0, missing as usize));
     }
 
     /// Score of absolute block `b` (0 if it was already dropped or never scored).
@@ -80,24 +94,6 @@ impl Vad {
             let n = ((b - self.first_block) as usize).min(self.scores.len());
             self.scores.drain(..n);
             self.first_block += n as u64;
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rounding_matches_the_standard_library_on_the_sample_range() {
-        let mut v = -32767.0f32;
-        while v <= 32767.0 {
-            for x in [v, v + 0.25, v + 0.5, v + 0.49999997, v - 0.5, v.next_up()] {
-                if x.abs() <= 32767.0 {
-                    assert_eq!(round_half_away(x), x.round() as i32, "{x}");
-                }
-            }
-            v += 0.5;
         }
     }
 }
