@@ -39,7 +39,7 @@ pub const GRID_S: f64 = 0.01;
 const CHUNK_S: f64 = CHUNK_SAMPLES as f64 / SAMPLE_RATE as f64;
 const SEG_STEP_S: f64 = FRAME_STEP_SAMPLES as f64 / SAMPLE_RATE as f64;
 
-/// The settings of [`diarize`].
+/// The settings of [`diarize()`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DiarizeParams {
     /// Seconds between chunk starts (each chunk is 10 s).
@@ -93,7 +93,7 @@ pub struct SpeakerTurn {
     pub end: f64,
 }
 
-/// What [`diarize`] found.
+/// What [`diarize()`] found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Diarization {
     /// The turns, by start time.
@@ -161,7 +161,7 @@ pub fn diarize(pcm: &[f32]) -> Result<Diarization, VoiceError> {
     diarize_with(pcm, &DiarizeParams::default())
 }
 
-/// [`diarize`] with chosen settings.
+/// [`diarize()`] with chosen settings.
 pub fn diarize_with(pcm: &[f32], params: &DiarizeParams) -> Result<Diarization, VoiceError> {
     let duration = pcm.len() as f64 / SAMPLE_RATE as f64;
     let vad = speech_probabilities(pcm)?;

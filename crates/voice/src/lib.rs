@@ -14,6 +14,35 @@
 //! Each network is loaded and optimized once per process, on first use, and shared by every
 //! caller. The parity tests (`tests/parity.rs`) compare each stage with its reference
 //! implementation on committed audio.
+//!
+//! [`diarize()`] gives a whole recording's speaker turns; [`OnlineDiarizer`] gives them as a
+//! stream arrives, with speaker numbers that never change:
+//!
+//! ```
+//! // Two synthetic voices taking turns (16 kHz mono 16-bit WAV; the samples follow the header).
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/speech/two_voices.wav");
+//! let bytes = std::fs::read(path).unwrap();
+//! let pcm: Vec<f32> = bytes[44..]
+//!     .chunks_exact(2)
+//!     .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32 / 32768.0)
+//!     .collect();
+//!
+//! let whole = attune_voice::diarize(&pcm).unwrap();
+//! assert_eq!(whole.speakers, 2);
+//! let first = whole.turns[0];
+//! assert_eq!(first.speaker, 0);
+//! assert!(first.start < 1.0);
+//!
+//! // The same audio as a stream, in 0.1 s chunks.
+//! let mut online = attune_voice::OnlineDiarizer::new(Default::default()).unwrap();
+//! let mut turns = Vec::new();
+//! for chunk in pcm.chunks(1600) {
+//!     turns.extend(online.push(chunk).unwrap());
+//! }
+//! turns.extend(online.finish().unwrap());
+//! assert_eq!(online.speakers(), 2);
+//! assert!(turns.iter().any(|t| t.speaker == 1));
+//! ```
 #![forbid(unsafe_code)]
 
 pub mod diarize;

@@ -4,7 +4,7 @@
 //! The network answers with a "powerset": for each frame, the log-probability of each of the
 //! seven sets of local speakers that can be active (none; 1; 2; 3; 1 and 2; 1 and 3; 2 and 3).
 //! Local speakers are numbered per chunk only: speaker 1 of one chunk and speaker 1 of the next
-//! need not be the same person (the embeddings and clustering of [`crate::diarize`] say who is
+//! need not be the same person (the embeddings and clustering of [`crate::diarize()`] say who is
 //! who).
 
 use crate::net;

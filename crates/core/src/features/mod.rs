@@ -790,7 +790,7 @@ const EXTRACT_CHUNK: usize = 8192;
 
 /// Frame features of a whole buffer, with the speaker turns of the whole file: one
 /// [`FeatureExtractor::without_speakers`] fed it all, then `attune-voice`'s whole-file
-/// diarization ([`attune_voice::diarize`]) applied to its units ([`apply_speaker_turns`]).
+/// diarization ([`attune_voice::diarize()`]) applied to its units ([`apply_speaker_turns`]).
 /// Returns the turns too (who speaks when, overlapped speech given to both speakers).
 pub fn extract_with_turns(pcm: &[f32]) -> (FrameFeatures, Vec<attune_voice::SpeakerTurn>) {
     let mut features = extract_unlabelled(pcm);
