@@ -17,6 +17,12 @@
 //! (to one side, across, back), so turning to look away and back is not a shake. A movement
 //! whose swings move the other axis as much as their own is a turn of the whole head in a
 //! diagonal, not a nod or shake, and is left out.
+//!
+//! A movement is reported with its single nods or shakes ([`GestureUnit`]: the swings of each,
+//! when they began and ended, and when the last of them was confirmed), so that a movement
+//! spanning several analysis windows can be counted in each window with the nods or shakes that
+//! fall in it; a movement still under way is available too ([`SwingDetector::open`]), with the
+//! nods or shakes it has completed so far.
 
 /// Smallest IoU with a track's last box to continue it.
 pub const MATCH_IOU: f32 = 0.3;
@@ -133,8 +139,22 @@ pub enum GestureKind {
     Shake,
 }
 
-/// One movement of nods or shakes by one face.
+/// One nod or one head shake within a movement.
 #[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GestureUnit {
+    /// Time its first swing left its turning point, seconds.
+    pub start: f64,
+    /// Time its last swing reached its turning point, seconds.
+    pub end: f64,
+    /// Its largest swing, degrees.
+    pub amplitude: f64,
+    /// Time of the sample that confirmed its last turning point (the head came back from it, or
+    /// settled there), seconds: when a live analysis could first know of it.
+    pub confirmed: f64,
+}
+
+/// One movement of nods or shakes by one face.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Gesture {
     /// The face (tracker id).
     pub face: u32,
@@ -148,6 +168,8 @@ pub struct Gesture {
     pub count: u32,
     /// Largest swing, degrees.
     pub amplitude: f64,
+    /// Its nods or shakes, in time order (`count` of them).
+    pub units: Vec<GestureUnit>,
 }
 
 /// A completed swing: from one turning point to the next.
@@ -157,6 +179,8 @@ struct Swing {
     v0: f64,
     t1: f64,
     v1: f64,
+    /// Time of the sample that confirmed the turning point at `t1`.
+    confirmed: f64,
 }
 
 impl Swing {
@@ -187,6 +211,8 @@ struct Axis {
     high: (f64, f64),
     /// Swings of the movement under way.
     run: Vec<Swing>,
+    /// Time of the latest sample.
+    last_t: f64,
 }
 
 impl Axis {
@@ -197,11 +223,13 @@ impl Axis {
             low: (t, v),
             high: (t, v),
             run: Vec::new(),
+            last_t: t,
         }
     }
 
     /// Feeds a sample; returns the swings of a movement that just ended.
     fn push(&mut self, t: f64, v: f64) -> Option<Vec<Swing>> {
+        self.last_t = t;
         let mut ended = None;
         match self.dir {
             Dir::Rest => {
@@ -274,6 +302,7 @@ impl Axis {
             v0: self.anchor.1,
             t1: ext.0,
             v1: ext.1,
+            confirmed: self.last_t,
         };
         self.anchor = ext;
         if swing.duration() > MAX_SWING_S || swing.amplitude() < SWING_DEGREES {
@@ -347,12 +376,40 @@ impl SwingDetector {
         out
     }
 
+    /// The movements under way, with the nods or shakes they have completed so far (what a
+    /// live analysis can report before the movement ends). The same movement comes back from
+    /// [`push`](Self::push) or [`finish`](Self::finish) when it ends, with all its units.
+    pub fn open(&self) -> Vec<Gesture> {
+        let mut out = Vec::new();
+        out.extend(self.gesture(GestureKind::Nod, &self.pitch.run));
+        out.extend(self.gesture(GestureKind::Shake, &self.yaw.run));
+        out
+    }
+
     fn gesture(&self, kind: GestureKind, run: &[Swing]) -> Option<Gesture> {
         let swings = run.len() as u32;
         let count = match kind {
             GestureKind::Nod => swings / 2,
             GestureKind::Shake => swings.saturating_sub(1) / 2,
         };
+        // Which swings make each unit: a nod is a swing out and back; the first shake is three
+        // swings (to one side, across, back), each next one two more.
+        let units: Vec<GestureUnit> = (0..count as usize)
+            .map(|k| {
+                let swings = match kind {
+                    GestureKind::Nod => &run[2 * k..2 * k + 2],
+                    GestureKind::Shake if k == 0 => &run[0..3],
+                    GestureKind::Shake => &run[2 * k + 1..2 * k + 3],
+                };
+                let last = swings[swings.len() - 1];
+                GestureUnit {
+                    start: swings[0].t0,
+                    end: last.t1,
+                    amplitude: swings.iter().map(Swing::amplitude).fold(0.0, f64::max),
+                    confirmed: last.confirmed,
+                }
+            })
+            .collect();
         let (first, last) = (run.first()?, run.last()?);
         let amplitude = run.iter().map(Swing::amplitude).fold(0.0, f64::max);
         // The other axis over the movement: a diagonal turn moves both.
@@ -373,6 +430,7 @@ impl SwingDetector {
             end: last.t1,
             count,
             amplitude,
+            units,
         })
     }
 }
@@ -435,6 +493,45 @@ mod tests {
         // Only down when lost: half a nod is none.
         let half = run(series(1.6, |t| (bump(t, 1.0, 1.2, -20.0), 0.0)));
         assert!(half.is_empty(), "{half:?}");
+    }
+
+    #[test]
+    fn a_movement_lists_each_nod_and_is_open_while_it_goes_on() {
+        // Four nods, one every 1.2 s from 1.0 s.
+        let pose = |t: f64| {
+            let p = (0..4)
+                .map(|k| bump(t, 1.0 + 1.2 * f64::from(k), 0.8, -15.0))
+                .sum();
+            (p, 0.0)
+        };
+        let g = run(series(7.0, pose));
+        let units: Vec<GestureUnit> = g.iter().flat_map(|g| g.units.clone()).collect();
+        assert_eq!(units.len(), 4, "{g:?}");
+        for (k, u) in units.iter().enumerate() {
+            // Back to back, a nod's first swing starts where the last one's ended (they share
+            // the turning point), up to the 0.4 s pause between them before the head goes down.
+            let start = 1.0 + 1.2 * k as f64;
+            let pause = if k == 0 { 0.0 } else { 0.4 };
+            assert!(
+                u.start <= start + 0.21 && u.start >= start - pause - 0.21,
+                "{k}: {u:?}"
+            );
+            assert!((u.end - (start + 0.8)).abs() <= 0.21, "{k}: {u:?}");
+            assert!(u.confirmed >= u.end && u.confirmed <= u.end + 0.61, "{u:?}");
+            assert!(u.amplitude > 12.0, "{u:?}");
+        }
+        // Half way through, the nods completed so far are there before the movement ends.
+        let mut samples = series(7.0, pose);
+        let (t, p, y) = samples.next().unwrap();
+        let mut det = SwingDetector::new(0, t, p, y);
+        let mut ended = Vec::new();
+        for (t, p, y) in samples.take_while(|s| s.0 < 3.9) {
+            ended.extend(det.push(t, p, y));
+        }
+        let open = det.open();
+        let so_far: u32 = ended.iter().chain(&open).map(|g| g.count).sum();
+        assert_eq!(so_far, 2, "ended {ended:?}, open {open:?}");
+        assert!(open.iter().all(|g| g.units.iter().all(|u| u.end < 3.9)));
     }
 
     #[test]
