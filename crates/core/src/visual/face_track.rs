@@ -230,8 +230,14 @@ impl FaceTrack {
     }
 }
 
+/// A nod or shake belongs to a window it overlaps by more than this, seconds: half the interval
+/// between face samples, so that a nod whose first sample is the window's last picture
+/// (stamped a millisecond before the window ends, as WebM rounds times) is not also counted in
+/// that window.
+const MIN_OVERLAP_S: f64 = 0.5 / FACE_FPS;
+
 /// The part of a movement that belongs to the window `[start, end)`: its units overlapping the
-/// window (times clipped to it) and, with `late_since`, those that ended before the window and
+/// window by more than [`MIN_OVERLAP_S`] (times clipped to it) and, with `late_since`, those that ended before the window and
 /// were confirmed after `late_since` (times as they were). `None` when no unit belongs.
 fn units_in(
     units: &[GestureUnit],
@@ -241,7 +247,8 @@ fn units_in(
 ) -> Option<GestureMeasure> {
     let mut m: Option<GestureMeasure> = None;
     for u in units {
-        let (a, b) = if u.start < end && u.end > start {
+        let overlap = u.end.min(end) - u.start.max(start);
+        let (a, b) = if overlap > MIN_OVERLAP_S {
             (u.start.max(start), u.end.min(end))
         } else if late_since.is_some_and(|c| u.end <= start && u.confirmed > c) {
             (u.start, u.end)
@@ -293,8 +300,16 @@ mod tests {
         assert_eq!(second.count, 3);
         assert_eq!((second.start, second.end), (5.0, 8.6));
         assert!(units_in(&units, 10.0, 15.0, None).is_none());
-        // A unit that only touches the boundary is not in the window.
+        // A unit that only touches the boundary, or starts a millisecond before it (WebM
+        // rounds times to milliseconds), is not in the window.
         assert!(units_in(&[unit(5.0, 5.8, 6.0)], 0.0, 5.0, None).is_none());
+        assert!(units_in(&[unit(4.999, 5.8, 6.0)], 0.0, 5.0, None).is_none());
+        assert_eq!(
+            units_in(&[unit(4.8, 5.8, 6.0)], 0.0, 5.0, None)
+                .unwrap()
+                .count,
+            1
+        );
     }
 
     #[test]

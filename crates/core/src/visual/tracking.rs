@@ -40,6 +40,12 @@ pub const SETTLE_S: f64 = 0.4;
 /// A new extreme less than this beyond the last one is jitter: it does not move the turning
 /// point's time, degrees.
 pub const JITTER_DEGREES: f64 = 1.0;
+/// A head at rest within this of its highest (or lowest) level since it came to rest is still
+/// at that level, for the time a movement away from it starts, degrees. Wider than
+/// [`JITTER_DEGREES`]: a still face's pose jitters by up to 2.7 degrees peak to peak
+/// (`docs/ANALYZER.md`), so a narrower band would stamp a movement's start at a jitter peak
+/// seconds earlier and make its first swing too slow to count, as the codec's noise decides.
+pub const REST_DEGREES: f64 = SWING_DEGREES / 2.0;
 
 #[derive(Debug, Clone)]
 struct Track {
@@ -235,10 +241,10 @@ impl Axis {
             Dir::Rest => {
                 // The lowest and highest level since the anchor, each stamped with the last time
                 // the head was there: a movement starts when the head leaves its level.
-                if v <= self.low.1 + JITTER_DEGREES {
+                if v <= self.low.1 + REST_DEGREES {
                     self.low = (t, self.low.1.min(v));
                 }
-                if v >= self.high.1 - JITTER_DEGREES {
+                if v >= self.high.1 - REST_DEGREES {
                     self.high = (t, self.high.1.max(v));
                 }
                 // At rest the anchor follows the head, so a slow drift never adds up to a swing.
@@ -560,6 +566,51 @@ mod tests {
         assert_eq!((shake[0].kind, shake[0].count), (GestureKind::Shake, 1));
         let look = run(series(4.0, |t| (0.0, bump(t, 1.0, 1.2, 30.0))));
         assert!(look.is_empty(), "{look:?}");
+    }
+
+    #[test]
+    fn a_shake_counts_from_the_rest_where_it_began_whatever_the_jitter_before() {
+        // The yaw read from a VP9 recording of the test animation (Chromium's MediaRecorder,
+        // 640x480 at 30 fps, 300 kb/s): the head rests near 0 degrees from 4.4 s with a jitter
+        // peak of 1.35 degrees at 4.23 s, then shakes twice (5.2-6.2 s, 6.6-7.6 s). The H.264
+        // recording of the same clip jittered less and read two shakes; this one read one, because
+        // the first swing was timed from the jitter peak (1.2 s before it: too slow for a swing).
+        let yaw = [
+            (3.036, 1.0),
+            (3.231, 0.5),
+            (3.431, 0.8),
+            (3.631, -0.2),
+            (3.831, 1.39),
+            (4.031, 2.09),
+            (4.231, 1.35),
+            (4.433, 0.15),
+            (4.6, -0.67),
+            (4.831, -0.0),
+            (5.0, -0.0),
+            (5.2, -0.0),
+            (5.4, -22.7),
+            (5.633, -13.7),
+            (5.831, 12.9),
+            (6.032, 21.5),
+            (6.231, -0.3),
+            (6.432, -0.5),
+            (6.6, 0.3),
+            (6.832, -22.1),
+            (7.002, -14.6),
+            (7.231, 13.7),
+            (7.431, 21.6),
+            (7.631, 0.9),
+            (7.831, -0.2),
+            (8.031, 0.5),
+            (8.231, -1.3),
+            (8.4, -0.7),
+            (8.6, -0.5),
+            (8.8, -0.4),
+        ];
+        let g = run(yaw.iter().map(|&(t, y)| (t, -10.0, y)));
+        assert_eq!(g.len(), 1, "{g:?}");
+        assert_eq!((g[0].kind, g[0].count), (GestureKind::Shake, 2), "{g:?}");
+        assert!((g[0].start - 5.2).abs() < 0.01, "{g:?}");
     }
 
     #[test]
