@@ -45,6 +45,8 @@
 //! [`LumaDecoder`] keep none.
 
 mod decoder;
+#[cfg(feature = "ffmpeg")]
+mod ffmpeg;
 mod h264;
 mod mjpeg;
 mod scale;
