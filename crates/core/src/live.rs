@@ -291,8 +291,8 @@ impl LiveAnalyzer {
         );
         let video = self
             .visual
-            .as_ref()
-            .map(|v| v.measure_window(span.start, span.end));
+            .as_mut()
+            .map(|v| v.measure_live_window(span.start, span.end));
         if let Some(v) = &video {
             if v.coverage < DEGRADED_COVERAGE {
                 push_merged(&mut out.degraded, range);

@@ -186,9 +186,10 @@ pub struct FaceWindow {
     pub x: f64,
     /// The face in each live picture it was found in, in time order.
     pub samples: Vec<FaceSample>,
-    /// Nod movements that ended in the window.
+    /// Nod movements, each with its nods that fall in the window (a movement over several
+    /// windows is in each, with the nods and times of that window).
     pub nods: Vec<GestureMeasure>,
-    /// Head-shake movements that ended in the window.
+    /// Head-shake movements, each with its shakes that fall in the window.
     pub shakes: Vec<GestureMeasure>,
 }
 

@@ -273,10 +273,21 @@ impl VisualTrack {
         }
     }
 
-    /// The measures of the window `[start, end)`, faces included when pictures had colour.
+    /// The measures of the window `[start, end)`, faces included when pictures had colour: a
+    /// nod or shake movement counts in every window it overlaps ([`FaceTrack::measure`]).
     pub fn measure_window(&self, start: f64, end: f64) -> VideoMeasures {
         VideoMeasures {
             faces: self.faces.as_ref().map(|f| f.measure(start, end)),
+            ..measure_window(&self.frames, start, end)
+        }
+    }
+
+    /// [`measure_window`](Self::measure_window) for a live stream, as the window closes
+    /// (windows in order): nods and shakes confirmed after an earlier window closed are
+    /// reported in this one ([`FaceTrack::measure_live`]).
+    pub fn measure_live_window(&mut self, start: f64, end: f64) -> VideoMeasures {
+        VideoMeasures {
+            faces: self.faces.as_mut().map(|f| f.measure_live(start, end)),
             ..measure_window(&self.frames, start, end)
         }
     }

@@ -17,6 +17,12 @@
 //! (to one side, across, back), so turning to look away and back is not a shake. A movement
 //! whose swings move the other axis as much as their own is a turn of the whole head in a
 //! diagonal, not a nod or shake, and is left out.
+//!
+//! A movement is reported with its single nods or shakes ([`GestureUnit`]: the swings of each,
+//! when they began and ended, and when the last of them was confirmed), so that a movement
+//! spanning several analysis windows can be counted in each window with the nods or shakes that
+//! fall in it; a movement still under way is available too ([`SwingDetector::open`]), with the
+//! nods or shakes it has completed so far.
 
 /// Smallest IoU with a track's last box to continue it.
 pub const MATCH_IOU: f32 = 0.3;
@@ -34,6 +40,12 @@ pub const SETTLE_S: f64 = 0.4;
 /// A new extreme less than this beyond the last one is jitter: it does not move the turning
 /// point's time, degrees.
 pub const JITTER_DEGREES: f64 = 1.0;
+/// A head at rest within this of its highest (or lowest) level since it came to rest is still
+/// at that level, for the time a movement away from it starts, degrees. Wider than
+/// [`JITTER_DEGREES`]: a still face's pose jitters by up to 2.7 degrees peak to peak
+/// (`docs/ANALYZER.md`), so a narrower band would stamp a movement's start at a jitter peak
+/// seconds earlier and make its first swing too slow to count, as the codec's noise decides.
+pub const REST_DEGREES: f64 = SWING_DEGREES / 2.0;
 
 #[derive(Debug, Clone)]
 struct Track {
@@ -133,8 +145,22 @@ pub enum GestureKind {
     Shake,
 }
 
-/// One movement of nods or shakes by one face.
+/// One nod or one head shake within a movement.
 #[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GestureUnit {
+    /// Time its first swing left its turning point, seconds.
+    pub start: f64,
+    /// Time its last swing reached its turning point, seconds.
+    pub end: f64,
+    /// Its largest swing, degrees.
+    pub amplitude: f64,
+    /// Time of the sample that confirmed its last turning point (the head came back from it, or
+    /// settled there), seconds: when a live analysis could first know of it.
+    pub confirmed: f64,
+}
+
+/// One movement of nods or shakes by one face.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Gesture {
     /// The face (tracker id).
     pub face: u32,
@@ -148,6 +174,8 @@ pub struct Gesture {
     pub count: u32,
     /// Largest swing, degrees.
     pub amplitude: f64,
+    /// Its nods or shakes, in time order (`count` of them).
+    pub units: Vec<GestureUnit>,
 }
 
 /// A completed swing: from one turning point to the next.
@@ -157,6 +185,8 @@ struct Swing {
     v0: f64,
     t1: f64,
     v1: f64,
+    /// Time of the sample that confirmed the turning point at `t1`.
+    confirmed: f64,
 }
 
 impl Swing {
@@ -187,6 +217,8 @@ struct Axis {
     high: (f64, f64),
     /// Swings of the movement under way.
     run: Vec<Swing>,
+    /// Time of the latest sample.
+    last_t: f64,
 }
 
 impl Axis {
@@ -197,20 +229,22 @@ impl Axis {
             low: (t, v),
             high: (t, v),
             run: Vec::new(),
+            last_t: t,
         }
     }
 
     /// Feeds a sample; returns the swings of a movement that just ended.
     fn push(&mut self, t: f64, v: f64) -> Option<Vec<Swing>> {
+        self.last_t = t;
         let mut ended = None;
         match self.dir {
             Dir::Rest => {
                 // The lowest and highest level since the anchor, each stamped with the last time
                 // the head was there: a movement starts when the head leaves its level.
-                if v <= self.low.1 + JITTER_DEGREES {
+                if v <= self.low.1 + REST_DEGREES {
                     self.low = (t, self.low.1.min(v));
                 }
-                if v >= self.high.1 - JITTER_DEGREES {
+                if v >= self.high.1 - REST_DEGREES {
                     self.high = (t, self.high.1.max(v));
                 }
                 // At rest the anchor follows the head, so a slow drift never adds up to a swing.
@@ -274,6 +308,7 @@ impl Axis {
             v0: self.anchor.1,
             t1: ext.0,
             v1: ext.1,
+            confirmed: self.last_t,
         };
         self.anchor = ext;
         if swing.duration() > MAX_SWING_S || swing.amplitude() < SWING_DEGREES {
@@ -347,12 +382,40 @@ impl SwingDetector {
         out
     }
 
+    /// The movements under way, with the nods or shakes they have completed so far (what a
+    /// live analysis can report before the movement ends). The same movement comes back from
+    /// [`push`](Self::push) or [`finish`](Self::finish) when it ends, with all its units.
+    pub fn open(&self) -> Vec<Gesture> {
+        let mut out = Vec::new();
+        out.extend(self.gesture(GestureKind::Nod, &self.pitch.run));
+        out.extend(self.gesture(GestureKind::Shake, &self.yaw.run));
+        out
+    }
+
     fn gesture(&self, kind: GestureKind, run: &[Swing]) -> Option<Gesture> {
         let swings = run.len() as u32;
         let count = match kind {
             GestureKind::Nod => swings / 2,
             GestureKind::Shake => swings.saturating_sub(1) / 2,
         };
+        // Which swings make each unit: a nod is a swing out and back; the first shake is three
+        // swings (to one side, across, back), each next one two more.
+        let units: Vec<GestureUnit> = (0..count as usize)
+            .map(|k| {
+                let swings = match kind {
+                    GestureKind::Nod => &run[2 * k..2 * k + 2],
+                    GestureKind::Shake if k == 0 => &run[0..3],
+                    GestureKind::Shake => &run[2 * k + 1..2 * k + 3],
+                };
+                let last = swings[swings.len() - 1];
+                GestureUnit {
+                    start: swings[0].t0,
+                    end: last.t1,
+                    amplitude: swings.iter().map(Swing::amplitude).fold(0.0, f64::max),
+                    confirmed: last.confirmed,
+                }
+            })
+            .collect();
         let (first, last) = (run.first()?, run.last()?);
         let amplitude = run.iter().map(Swing::amplitude).fold(0.0, f64::max);
         // The other axis over the movement: a diagonal turn moves both.
@@ -373,6 +436,7 @@ impl SwingDetector {
             end: last.t1,
             count,
             amplitude,
+            units,
         })
     }
 }
@@ -438,6 +502,45 @@ mod tests {
     }
 
     #[test]
+    fn a_movement_lists_each_nod_and_is_open_while_it_goes_on() {
+        // Four nods, one every 1.2 s from 1.0 s.
+        let pose = |t: f64| {
+            let p = (0..4)
+                .map(|k| bump(t, 1.0 + 1.2 * f64::from(k), 0.8, -15.0))
+                .sum();
+            (p, 0.0)
+        };
+        let g = run(series(7.0, pose));
+        let units: Vec<GestureUnit> = g.iter().flat_map(|g| g.units.clone()).collect();
+        assert_eq!(units.len(), 4, "{g:?}");
+        for (k, u) in units.iter().enumerate() {
+            // Back to back, a nod's first swing starts where the last one's ended (they share
+            // the turning point), up to the 0.4 s pause between them before the head goes down.
+            let start = 1.0 + 1.2 * k as f64;
+            let pause = if k == 0 { 0.0 } else { 0.4 };
+            assert!(
+                u.start <= start + 0.21 && u.start >= start - pause - 0.21,
+                "{k}: {u:?}"
+            );
+            assert!((u.end - (start + 0.8)).abs() <= 0.21, "{k}: {u:?}");
+            assert!(u.confirmed >= u.end && u.confirmed <= u.end + 0.61, "{u:?}");
+            assert!(u.amplitude > 12.0, "{u:?}");
+        }
+        // Half way through, the nods completed so far are there before the movement ends.
+        let mut samples = series(7.0, pose);
+        let (t, p, y) = samples.next().unwrap();
+        let mut det = SwingDetector::new(0, t, p, y);
+        let mut ended = Vec::new();
+        for (t, p, y) in samples.take_while(|s| s.0 < 3.9) {
+            ended.extend(det.push(t, p, y));
+        }
+        let open = det.open();
+        let so_far: u32 = ended.iter().chain(&open).map(|g| g.count).sum();
+        assert_eq!(so_far, 2, "ended {ended:?}, open {open:?}");
+        assert!(open.iter().all(|g| g.units.iter().all(|u| u.end < 3.9)));
+    }
+
+    #[test]
     fn jitter_drift_and_a_slow_look_down_are_not_nods() {
         let jitter = run(series(10.0, |t| {
             (2.0 * (t * 7.0).sin(), 1.5 * (t * 5.0).cos())
@@ -463,6 +566,51 @@ mod tests {
         assert_eq!((shake[0].kind, shake[0].count), (GestureKind::Shake, 1));
         let look = run(series(4.0, |t| (0.0, bump(t, 1.0, 1.2, 30.0))));
         assert!(look.is_empty(), "{look:?}");
+    }
+
+    #[test]
+    fn a_shake_counts_from_the_rest_where_it_began_whatever_the_jitter_before() {
+        // The yaw read from a VP9 recording of the test animation (Chromium's MediaRecorder,
+        // 640x480 at 30 fps, 300 kb/s): the head rests near 0 degrees from 4.4 s with a jitter
+        // peak of 1.35 degrees at 4.23 s, then shakes twice (5.2-6.2 s, 6.6-7.6 s). The H.264
+        // recording of the same clip jittered less and read two shakes; this one read one, because
+        // the first swing was timed from the jitter peak (1.2 s before it: too slow for a swing).
+        let yaw = [
+            (3.036, 1.0),
+            (3.231, 0.5),
+            (3.431, 0.8),
+            (3.631, -0.2),
+            (3.831, 1.39),
+            (4.031, 2.09),
+            (4.231, 1.35),
+            (4.433, 0.15),
+            (4.6, -0.67),
+            (4.831, -0.0),
+            (5.0, -0.0),
+            (5.2, -0.0),
+            (5.4, -22.7),
+            (5.633, -13.7),
+            (5.831, 12.9),
+            (6.032, 21.5),
+            (6.231, -0.3),
+            (6.432, -0.5),
+            (6.6, 0.3),
+            (6.832, -22.1),
+            (7.002, -14.6),
+            (7.231, 13.7),
+            (7.431, 21.6),
+            (7.631, 0.9),
+            (7.831, -0.2),
+            (8.031, 0.5),
+            (8.231, -1.3),
+            (8.4, -0.7),
+            (8.6, -0.5),
+            (8.8, -0.4),
+        ];
+        let g = run(yaw.iter().map(|&(t, y)| (t, -10.0, y)));
+        assert_eq!(g.len(), 1, "{g:?}");
+        assert_eq!((g[0].kind, g[0].count), (GestureKind::Shake, 2), "{g:?}");
+        assert!((g[0].start - 5.2).abs() < 0.01, "{g:?}");
     }
 
     #[test]

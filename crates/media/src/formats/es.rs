@@ -128,7 +128,7 @@ impl Bits<'_> {
 }
 
 /// Width and height from an H.264 sequence parameter set NAL (header byte included).
-fn h264_sps_size(nal: &[u8]) -> Option<(u32, u32)> {
+pub(crate) fn h264_sps_size(nal: &[u8]) -> Option<(u32, u32)> {
     let rbsp = unescape(nal.get(1..)?);
     let mut r = Bits {
         data: &rbsp,

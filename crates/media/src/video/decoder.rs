@@ -15,6 +15,9 @@ enum Inner {
     H264(Box<h264::H264Decoder>),
     Vpx(Box<vpx::VpxDecoder>),
     Jpeg,
+    /// H.264, VP8 or VP9 through libavcodec (the `ffmpeg` feature).
+    #[cfg(feature = "ffmpeg")]
+    Ff(Box<super::ffmpeg::FfDecoder>, Codec),
 }
 
 /// Which presented pictures are converted: at most `fps` a second of media, the first picture
@@ -97,6 +100,15 @@ pub struct LumaDecoder {
     frame_pixels: f64,
     /// Frames fed whose picture has not come out yet: (pts, presented).
     pending: Vec<(f64, bool)>,
+    /// With libavcodec, the key each pending frame was sent with (same order as `pending`).
+    #[cfg(feature = "ffmpeg")]
+    keys: Vec<i64>,
+    /// With libavcodec, the next frame's key.
+    #[cfg(feature = "ffmpeg")]
+    next_key: i64,
+    /// Pictures out of the decoder not handed over yet (libavcodec can give two for one frame).
+    #[cfg(feature = "ffmpeg")]
+    ready: std::collections::VecDeque<VideoPicture>,
     skipped: usize,
     unsampled: usize,
     over_budget: usize,
@@ -132,16 +144,25 @@ impl LumaDecoder {
             codec: codec.clone(),
             reason: format!("{what} did not start: {e}"),
         };
-        let inner = match codec {
-            Codec::H264 => Inner::H264(Box::new(
+        #[cfg(feature = "ffmpeg")]
+        let ff = matches!(codec, Codec::H264 | Codec::Vp8 | Codec::Vp9)
+            .then(|| super::ffmpeg::FfDecoder::new(codec, config).ok())
+            .flatten();
+        #[cfg(not(feature = "ffmpeg"))]
+        let ff: Option<()> = None;
+        let inner = match (codec, ff) {
+            // libavcodec where the feature is on and it opened; the bundled decoders otherwise.
+            #[cfg(feature = "ffmpeg")]
+            (_, Some(ff)) => Inner::Ff(Box::new(ff), codec.clone()),
+            (Codec::H264, _) => Inner::H264(Box::new(
                 h264::H264Decoder::new(config).map_err(|e| failed("OpenH264", e.to_string()))?,
             )),
-            Codec::Vp8 => Inner::Vpx(Box::new(
+            (Codec::Vp8, _) => Inner::Vpx(Box::new(
                 vpx::VpxDecoder::vp8().map_err(|e| failed("the VP8 decoder", e))?,
             )),
-            Codec::Vp9 => Inner::Vpx(Box::new(vpx::VpxDecoder::vp9())),
-            Codec::Mjpeg => Inner::Jpeg,
-            other => {
+            (Codec::Vp9, _) => Inner::Vpx(Box::new(vpx::VpxDecoder::vp9())),
+            (Codec::Mjpeg, _) => Inner::Jpeg,
+            (other, _) => {
                 return Err(NoPixelDecoder {
                     codec: other.clone(),
                     reason: "this build decodes only H.264, VP8, VP9 and Motion JPEG to pixels"
@@ -159,6 +180,12 @@ impl LumaDecoder {
             budget: None,
             frame_pixels: 0.0,
             pending: Vec::new(),
+            #[cfg(feature = "ffmpeg")]
+            keys: Vec::new(),
+            #[cfg(feature = "ffmpeg")]
+            next_key: 0,
+            #[cfg(feature = "ffmpeg")]
+            ready: std::collections::VecDeque::new(),
             skipped: 0,
             unsampled: 0,
             over_budget: 0,
@@ -247,6 +274,10 @@ impl LumaDecoder {
 
     /// The pictures the decoder still holds at the end of the stream.
     pub fn finish_pictures(&mut self) -> Vec<VideoPicture> {
+        #[cfg(feature = "ffmpeg")]
+        if let Inner::Ff(..) = self.inner {
+            return self.ff_finish();
+        }
         let Inner::H264(decoder) = &mut self.inner else {
             return Vec::new();
         };
@@ -300,6 +331,12 @@ impl LumaDecoder {
                 vpx::VpxDecoder::Vp9(_) => "vp9",
             },
             Inner::Jpeg => "mjpeg",
+            #[cfg(feature = "ffmpeg")]
+            Inner::Ff(_, codec) => match codec {
+                Codec::H264 => "h264 (libavcodec)",
+                Codec::Vp8 => "vp8 (libavcodec)",
+                _ => "vp9 (libavcodec)",
+            },
         }
     }
 
@@ -312,6 +349,12 @@ impl LumaDecoder {
                 vpx::VpxDecoder::Vp9(_) => vpx::vp9_is_key(data),
             },
             Inner::Jpeg => true,
+            #[cfg(feature = "ffmpeg")]
+            Inner::Ff(d, codec) => match codec {
+                Codec::H264 => d.framing().is_some_and(|f| f.is_idr(data)),
+                Codec::Vp8 => data.first().is_some_and(|b| b & 1 == 0),
+                _ => vpx::vp9_is_key(data),
+            },
         }
     }
 
@@ -371,6 +414,16 @@ impl LumaDecoder {
             self.skipped += 1;
             return None;
         }
+        #[cfg(feature = "ffmpeg")]
+        let disposable = match &self.inner {
+            Inner::Ff(d, _) => d.framing().is_some_and(|f| f.is_disposable(data)),
+            _ => false,
+        };
+        #[cfg(feature = "ffmpeg")]
+        if disposable && !self.would_sample(pts, presented) {
+            self.unsampled += usize::from(presented);
+            return None;
+        }
         if let Inner::H264(decoder) = &self.inner {
             // A disposable picture (no other picture predicts from it) that the sampler will
             // pass over is not decoded at all: at 10 of 30 fps that spares most of the
@@ -393,6 +446,8 @@ impl LumaDecoder {
             }
         }
         match &mut self.inner {
+            #[cfg(feature = "ffmpeg")]
+            Inner::Ff(..) => self.ff_feed(pts, presented, data),
             Inner::Jpeg => {
                 // Every JPEG stands alone: a frame the sampler passes over is not decoded.
                 let Some(want) = self.due(pts, presented) else {
@@ -485,6 +540,139 @@ impl LumaDecoder {
                 }
             }
         }
+    }
+}
+
+#[cfg(feature = "ffmpeg")]
+impl LumaDecoder {
+    /// One frame through libavcodec: sent with a key, each picture out matched to its frame by
+    /// that key, sampled on its own time (pictures leave in presentation order).
+    fn ff_feed(&mut self, pts: f64, presented: bool, data: &[u8]) -> Option<VideoPicture> {
+        let key = self.next_key;
+        self.next_key += 1;
+        self.pending.push((pts, presented));
+        self.keys.push(key);
+        let Inner::Ff(decoder, codec) = &mut self.inner else {
+            return None;
+        };
+        let too_large = match codec {
+            Codec::Vp8 => vpx::vp8_too_large(data),
+            Codec::Vp9 => vpx::vp9_too_large(data),
+            _ => false,
+        };
+        let mut outputs = Vec::new();
+        let sent = if too_large {
+            Err(())
+        } else {
+            let (want, sampler, pending, keys) = (
+                self.want,
+                &mut self.sampler,
+                &mut self.pending,
+                &mut self.keys,
+            );
+            let (unsampled, frame_pixels) = (&mut self.unsampled, &mut self.frame_pixels);
+            decoder.decode(data, key, &mut |k, yuv| {
+                take_picture(
+                    k,
+                    yuv,
+                    want,
+                    sampler,
+                    pending,
+                    keys,
+                    unsampled,
+                    frame_pixels,
+                    &mut outputs,
+                );
+            })
+        };
+        if sent.is_err() {
+            // The frame did not go in: it will never come out.
+            if let Some(i) = self.keys.iter().position(|&k| k == key) {
+                self.keys.swap_remove(i);
+                self.pending.swap_remove(i);
+            }
+            self.skipped += 1;
+        }
+        while self.pending.len() > MAX_PENDING {
+            // Held back longer than any stream reorders: given up as lost.
+            let (i, _) = self
+                .keys
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, &k)| k)
+                .unwrap_or((0, &0));
+            self.keys.swap_remove(i);
+            self.pending.swap_remove(i);
+            self.skipped += 1;
+        }
+        self.ready.extend(outputs);
+        self.ready.pop_front()
+    }
+
+    fn ff_finish(&mut self) -> Vec<VideoPicture> {
+        let mut outputs = Vec::new();
+        if let Inner::Ff(decoder, _) = &mut self.inner {
+            let (want, sampler, pending, keys) = (
+                self.want,
+                &mut self.sampler,
+                &mut self.pending,
+                &mut self.keys,
+            );
+            let (unsampled, frame_pixels) = (&mut self.unsampled, &mut self.frame_pixels);
+            decoder.flush(&mut |k, yuv| {
+                take_picture(
+                    k,
+                    yuv,
+                    want,
+                    sampler,
+                    pending,
+                    keys,
+                    unsampled,
+                    frame_pixels,
+                    &mut outputs,
+                );
+            });
+        }
+        self.skipped += self.pending.len();
+        self.pending.clear();
+        self.keys.clear();
+        self.ready.drain(..).chain(outputs).collect()
+    }
+}
+
+/// A picture out of libavcodec with the key of its frame: converted if its frame is presented
+/// and the sampler takes it.
+#[cfg(feature = "ffmpeg")]
+#[allow(clippy::too_many_arguments)] // the decoder's fields, borrowed apart from its backend
+fn take_picture(
+    key: i64,
+    yuv: &yuv::Yuv<'_>,
+    want: yuv::Want,
+    sampler: &mut Option<Sampler>,
+    pending: &mut Vec<(f64, bool)>,
+    keys: &mut Vec<i64>,
+    unsampled: &mut usize,
+    frame_pixels: &mut f64,
+    outputs: &mut Vec<VideoPicture>,
+) {
+    let Some(i) = keys.iter().position(|&k| k == key) else {
+        return;
+    };
+    keys.swap_remove(i);
+    let (pts, presented) = pending.swap_remove(i);
+    *frame_pixels = (yuv.width * yuv.height) as f64;
+    if !presented {
+        return;
+    }
+    if !sampler.as_ref().is_none_or(|s| s.due(pts)) {
+        *unsampled += 1;
+        return;
+    }
+    if let Some(s) = sampler.as_mut() {
+        s.mark(pts);
+    }
+    if let Some(c) = yuv::convert(yuv, want) {
+        outputs.push(picture_at(pts, c));
     }
 }
 

@@ -28,88 +28,55 @@ pub(crate) enum FrameError {
     Corrupt,
 }
 
-/// One H.264 decoder with the framing of its stream.
-pub(crate) struct H264Decoder {
-    decoder: Decoder,
+/// How an H.264 stream's frames are framed: length-prefixed NAL units with the parameter sets in
+/// an `avcC` record (MP4, Matroska), or Annex B (MPEG-TS, AVI). Shared by the OpenH264 decoder and
+/// the `ffmpeg` feature's, which both read Annex B.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Framing {
     /// Bytes of each NAL length prefix (from `avcC`); `None` for Annex B input.
     length_size: Option<usize>,
     /// The `avcC` parameter sets as Annex B, fed first and again after a reset.
     parameter_sets: Vec<u8>,
-    /// Whether the last SPS seen is Baseline: pictures then come out in decode order.
-    reorder_free: bool,
-    /// The current frame rewritten as Annex B (kept to reuse its allocation).
-    annex_b: Vec<u8>,
 }
 
-impl H264Decoder {
-    /// A decoder for a stream with this `avcC` record (`None`: Annex B with in-band parameter
+impl Framing {
+    /// The framing of a stream with this `avcC` record (`None`: Annex B with in-band parameter
     /// sets). A record that does not parse still selects length-prefixed framing, with 4-byte
     /// lengths as every muxer writes.
-    pub(crate) fn new(config: Option<&[u8]>) -> Result<Self, openh264::Error> {
+    pub(crate) fn new(config: Option<&[u8]>) -> Self {
         let (length_size, parameter_sets) = match config {
             Some(record) => {
                 parse_avcc(record).map_or((Some(4), Vec::new()), |(n, ps)| (Some(n), ps))
             }
             None => (None, Vec::new()),
         };
-        let mut this = Self {
-            decoder: new_decoder()?,
+        Framing {
             length_size,
             parameter_sets,
-            reorder_free: false,
-            annex_b: Vec::new(),
-        };
-        this.note_sps(&this.parameter_sets.clone());
-        this.feed_parameter_sets();
-        Ok(this)
+        }
     }
 
-    /// Whether pictures come out in the order frames go in (no B slices in the stream).
-    pub(crate) fn reorder_free(&self) -> bool {
-        self.reorder_free
+    /// The container's parameter sets as Annex B (empty for Annex B streams).
+    pub(crate) fn parameter_sets(&self) -> &[u8] {
+        &self.parameter_sets
     }
 
-    /// Decodes one access unit; the picture it completes, if any, is converted when `want` is
-    /// set.
-    pub(crate) fn decode(&mut self, data: &[u8], want: Option<Want>) -> Result<Pic, FrameError> {
-        let mut annex_b = std::mem::take(&mut self.annex_b);
-        annex_b.clear();
+    /// Rewrites one access unit as Annex B into `out` (cleared first); `false` when its bytes
+    /// are neither framing.
+    pub(crate) fn to_annex_b(&self, data: &[u8], out: &mut Vec<u8>) -> bool {
+        out.clear();
         // A length prefix can itself look like a start code (00 00 01 xx is a length of
         // 256-511), so the declared framing is tried first and Annex B only when it fails.
         let mut framed = match self.length_size {
-            Some(n) => length_prefixed_to_annex_b(data, n, &mut annex_b),
+            Some(n) => length_prefixed_to_annex_b(data, n, out),
             None => false,
         };
         if !framed && (self.length_size.is_none() || looks_like_annex_b(data)) {
-            annex_b.clear();
-            annex_b.extend_from_slice(data);
+            out.clear();
+            out.extend_from_slice(data);
             framed = true;
         }
-        let result = if framed {
-            self.note_sps(&annex_b);
-            self.decode_annex_b(&annex_b, want)
-        } else {
-            Err(FrameError::Corrupt)
-        };
-        self.annex_b = annex_b;
-        result
-    }
-
-    /// Pictures still held by the decoder at the end of the stream, in order, each converted as
-    /// `want_next` says when it is asked about it.
-    pub(crate) fn flush(
-        &mut self,
-        mut want_next: impl FnMut() -> Option<Want>,
-    ) -> Vec<Option<Converted>> {
-        let decoder = &mut self.decoder;
-        crate::guard::catch(|| match decoder.flush_remaining() {
-            Ok(pictures) => pictures
-                .iter()
-                .map(|p| want_next().and_then(|want| convert(&picture_yuv(p), want)))
-                .collect(),
-            Err(_) => Vec::new(),
-        })
-        .unwrap_or_default()
+        framed
     }
 
     /// Whether an access unit holds an IDR slice (a point where decoding can restart).
@@ -157,6 +124,80 @@ impl H264Decoder {
         }
         disposable && slices > 0
     }
+}
+
+/// One H.264 decoder with the framing of its stream.
+pub(crate) struct H264Decoder {
+    decoder: Decoder,
+    framing: Framing,
+    /// Whether the last SPS seen is Baseline: pictures then come out in decode order.
+    reorder_free: bool,
+    /// The current frame rewritten as Annex B (kept to reuse its allocation).
+    annex_b: Vec<u8>,
+}
+
+impl H264Decoder {
+    /// A decoder for a stream with this `avcC` record (`None`: Annex B with in-band parameter
+    /// sets). A record that does not parse still selects length-prefixed framing, with 4-byte
+    /// lengths as every muxer writes.
+    pub(crate) fn new(config: Option<&[u8]>) -> Result<Self, openh264::Error> {
+        let mut this = Self {
+            decoder: new_decoder()?,
+            framing: Framing::new(config),
+            reorder_free: false,
+            annex_b: Vec::new(),
+        };
+        this.reorder_free = baseline_sps(this.framing.parameter_sets()).unwrap_or(false);
+        this.feed_parameter_sets();
+        Ok(this)
+    }
+
+    /// Whether pictures come out in the order frames go in (no B slices in the stream).
+    pub(crate) fn reorder_free(&self) -> bool {
+        self.reorder_free
+    }
+
+    /// Decodes one access unit; the picture it completes, if any, is converted when `want` is
+    /// set.
+    pub(crate) fn decode(&mut self, data: &[u8], want: Option<Want>) -> Result<Pic, FrameError> {
+        let mut annex_b = std::mem::take(&mut self.annex_b);
+        let framed = self.framing.to_annex_b(data, &mut annex_b);
+        let result = if framed {
+            self.note_sps(&annex_b);
+            self.decode_annex_b(&annex_b, want)
+        } else {
+            Err(FrameError::Corrupt)
+        };
+        self.annex_b = annex_b;
+        result
+    }
+
+    /// Pictures still held by the decoder at the end of the stream, in order, each converted as
+    /// `want_next` says when it is asked about it.
+    pub(crate) fn flush(
+        &mut self,
+        mut want_next: impl FnMut() -> Option<Want>,
+    ) -> Vec<Option<Converted>> {
+        let decoder = &mut self.decoder;
+        crate::guard::catch(|| match decoder.flush_remaining() {
+            Ok(pictures) => pictures
+                .iter()
+                .map(|p| want_next().and_then(|want| convert(&picture_yuv(p), want)))
+                .collect(),
+            Err(_) => Vec::new(),
+        })
+        .unwrap_or_default()
+    }
+
+    /// Whether an access unit holds an IDR slice (a point where decoding can restart).
+    pub(crate) fn is_idr(&self, data: &[u8]) -> bool {
+        self.framing.is_idr(data)
+    }
+
+    /// Whether an access unit is disposable ([`Framing::is_disposable`]).
+    pub(crate) fn is_disposable(&self, data: &[u8]) -> bool {
+        self.framing.is_disposable(data)
+    }
 
     fn decode_annex_b(&mut self, annex_b: &[u8], want: Option<Want>) -> Result<Pic, FrameError> {
         let decoder = &mut self.decoder;
@@ -188,24 +229,30 @@ impl H264Decoder {
     }
 
     fn feed_parameter_sets(&mut self) {
-        if self.parameter_sets.is_empty() {
+        if self.framing.parameter_sets().is_empty() {
             return;
         }
-        let (decoder, sets) = (&mut self.decoder, &self.parameter_sets);
+        let (decoder, sets) = (&mut self.decoder, self.framing.parameter_sets());
         // Parameter sets alone complete no picture; a broken set shows up as failing frames.
         let _ = crate::guard::catch(|| decoder.decode(sets).map(|p| p.is_some()));
     }
 
     /// Records whether the stream is Baseline from any SPS in `annex_b`.
     fn note_sps(&mut self, annex_b: &[u8]) {
-        for nal in annex_b_units(annex_b) {
-            if let [header, profile, ..] = nal {
-                if header & 0x1f == 7 {
-                    self.reorder_free = *profile == PROFILE_BASELINE;
-                }
-            }
+        if let Some(baseline) = baseline_sps(annex_b) {
+            self.reorder_free = baseline;
         }
     }
+}
+
+/// Whether the last SPS in `annex_b` is Baseline; `None` without an SPS.
+fn baseline_sps(annex_b: &[u8]) -> Option<bool> {
+    annex_b_units(annex_b)
+        .filter_map(|nal| match nal {
+            [header, profile, ..] if header & 0x1f == 7 => Some(*profile == PROFILE_BASELINE),
+            _ => None,
+        })
+        .last()
 }
 
 fn new_decoder() -> Result<Decoder, openh264::Error> {
@@ -312,7 +359,7 @@ fn looks_like_annex_b(data: &[u8]) -> bool {
 
 /// The NAL units of an Annex B buffer, each from its header byte (a unit may keep the zero
 /// byte of a following 4-byte start code, which no caller here reads).
-fn annex_b_units(data: &[u8]) -> impl Iterator<Item = &[u8]> {
+pub(crate) fn annex_b_units(data: &[u8]) -> impl Iterator<Item = &[u8]> {
     let find = |from: usize| {
         data.get(from..)?
             .windows(3)

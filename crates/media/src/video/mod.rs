@@ -14,6 +14,12 @@
 //! | Motion JPEG | yes | `zune-jpeg` (pure Rust), decoding straight to luma, or to RGB when colour is asked for |
 //! | MPEG-4 Part 2, MPEG-1/2 video, H.265, AV1 | no | none: [`PixelSupport::NoPixelDecoder`] |
 //!
+//! With the `ffmpeg` cargo feature, H.264, VP8 and VP9 are decoded by the system's FFmpeg
+//! (libavcodec, one thread per decoder) instead: ffmpeg's own speed, where the bundled decoders
+//! take 1.7-11x its time per frame (BENCHMARKS.md, issue 26). The bundled decoders stay the
+//! fallback, at build time (the feature is off by default, so `cargo build` needs no system
+//! library) and at run time (a libavcodec without the codec).
+//!
 //! AV1 has no decoder here: the pure-Rust port of dav1d (`rav1d`) is a large build for a codec
 //! browsers' `MediaRecorder` does not pick by default, and `dav1d` bindings need the system
 //! library (or meson and nasm to build it).
@@ -45,6 +51,8 @@
 //! [`LumaDecoder`] keep none.
 
 mod decoder;
+#[cfg(feature = "ffmpeg")]
+mod ffmpeg;
 mod h264;
 mod mjpeg;
 mod scale;

@@ -146,7 +146,7 @@ fn decode_vp9(d: &mut Vp9Decoder, data: &[u8], want: Option<Want>) -> Result<Pic
 
 /// Whether a VP8 key frame declares a picture over [`MAX_PIXELS`] (RFC 6386 9.1: a 3-byte
 /// tag, the start code, then 14-bit width and height).
-fn vp8_too_large(data: &[u8]) -> bool {
+pub(crate) fn vp8_too_large(data: &[u8]) -> bool {
     let key = data.first().is_some_and(|b| b & 1 == 0);
     match data.get(6..10) {
         Some(&[w0, w1, h0, h1]) if key => {
@@ -160,7 +160,7 @@ fn vp8_too_large(data: &[u8]) -> bool {
 
 /// Whether a VP9 frame's header declares a picture over [`MAX_PIXELS`] (sizes taken from a
 /// reference frame read as 0 here; the key frame that set that reference was checked).
-fn vp9_too_large(data: &[u8]) -> bool {
+pub(crate) fn vp9_too_large(data: &[u8]) -> bool {
     let mut r = BitReader::new(data);
     match rusty_vp9::parse_uncompressed_header(&mut r, &[(0, 0); 8]) {
         Ok(h) => u64::from(h.width) * u64::from(h.height) > MAX_PIXELS,

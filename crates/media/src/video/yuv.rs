@@ -109,6 +109,27 @@ pub(crate) fn resample(
     if src.len() < stride.checked_mul(h - 1)?.checked_add(w)? {
         return None;
     }
+    // The sizes faces are read at: a 1280x720 picture's luma halved to 640x360 and its chroma
+    // kept, a 640x480 picture's luma kept and its chroma doubled. Each has a straight loop that
+    // gives exactly what the general box filter below gives, at a fraction of its cost.
+    if (ow, oh) == (w, h) {
+        let mut out = Vec::with_capacity(ow * oh);
+        for row in src.chunks(stride).take(h) {
+            out.extend_from_slice(&row[..w]);
+        }
+        return Some(out);
+    }
+    if (ow * 2, oh * 2) == (w, h) {
+        return Some(halve(src, stride, ow, oh));
+    }
+    if (ow, oh) == (w * 2, h * 2) {
+        return Some(double(src, stride, w, h));
+    }
+    Some(box_resample(src, stride, w, h, ow, oh))
+}
+
+/// [`resample`]'s general case, for a plane already checked against its geometry.
+fn box_resample(src: &[u8], stride: usize, w: usize, h: usize, ow: usize, oh: usize) -> Vec<u8> {
     let bins = |n: usize, on: usize| -> Vec<(usize, usize)> {
         (0..on)
             .map(|i| {
@@ -132,7 +153,36 @@ pub(crate) fn resample(
             out.push(((sum + n / 2) / n) as u8);
         }
     }
-    Some(out)
+    out
+}
+
+/// A 2:1 box filter: each output pixel the rounded mean of a 2x2 block (`ow` x `oh` out).
+fn halve(src: &[u8], stride: usize, ow: usize, oh: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(ow * oh);
+    for y in 0..oh {
+        let top = &src[2 * y * stride..2 * y * stride + 2 * ow];
+        let bottom = &src[(2 * y + 1) * stride..(2 * y + 1) * stride + 2 * ow];
+        out.extend(
+            top.chunks_exact(2)
+                .zip(bottom.chunks_exact(2))
+                .map(|(t, b)| {
+                    let sum = u32::from(t[0]) + u32::from(t[1]) + u32::from(b[0]) + u32::from(b[1]);
+                    ((sum + 2) / 4) as u8
+                }),
+        );
+    }
+    out
+}
+
+/// A 1:2 nearest-neighbour upsampling: each source pixel repeated over a 2x2 block.
+fn double(src: &[u8], stride: usize, w: usize, h: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 * w * h);
+    for y in 0..h {
+        let start = out.len();
+        out.extend(src[y * stride..y * stride + w].iter().flat_map(|&p| [p, p]));
+        out.extend_from_within(start..);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -166,6 +216,23 @@ mod tests {
             vec![10, 10, 20, 20, 30, 30, 40, 40]
         );
         assert!(resample(&src, 2, 2, 3, 1, 1).is_none());
+    }
+
+    #[test]
+    fn the_fast_paths_give_what_the_box_filter_gives() {
+        // A plane with padding (stride 13 for 12 columns) and values that round both ways.
+        let (w, h, stride) = (12, 8, 13);
+        let src: Vec<u8> = (0..stride * h).map(|i| (i * 37 % 251) as u8).collect();
+        for (ow, oh) in [(w / 2, h / 2), (2 * w, 2 * h), (w, h)] {
+            assert_eq!(
+                resample(&src, stride, w, h, ow, oh).unwrap(),
+                box_resample(&src, stride, w, h, ow, oh),
+                "{ow}x{oh}"
+            );
+        }
+        // An odd size keeps the general path: 3x3 to 1x1 is the mean of all nine.
+        let nine = [1, 2, 3, 4, 5, 6, 7, 8, 9];
+        assert_eq!(resample(&nine, 3, 3, 3, 1, 1).unwrap(), vec![5]);
     }
 
     #[test]
