@@ -34,8 +34,13 @@ pub struct AudioMeasures {
     pub f0_mean: Option<f64>,
     /// F0 range (5th to 95th percentile of voiced frames), semitones.
     pub f0_range: Option<f64>,
+    /// Standard deviation of the F0 of voiced frames, semitones.
+    pub f0_sd: Option<f64>,
     /// Mean loudness of speech frames, dB (relative; only differences matter).
     pub loudness_mean: Option<f64>,
+    /// Loudness dynamics: the 5th to 95th percentile range of the voiced
+    /// speech frames' levels, dB (a difference, so independent of the gain).
+    pub loudness_range: Option<f64>,
     /// Background level on the same scale as `loudness_mean` (median level
     /// of the frames that are not speech); `loudness_mean - noise_floor` is
     /// the window's signal-to-noise ratio.
@@ -48,6 +53,13 @@ pub struct AudioMeasures {
     pub hnr: Option<f64>,
     /// Alpha ratio (energy 50-1000 Hz over 1-5 kHz), dB.
     pub alpha_ratio: Option<f64>,
+    /// Hammarberg index (strongest peak 0-2 kHz over strongest 2-5 kHz), dB.
+    pub hammarberg: Option<f64>,
+    /// Spectral slope 0-500 Hz of voiced frames' log spectrum, dB/Hz
+    /// (eGeMAPS' `slope0-500`).
+    pub slope_0_500: Option<f64>,
+    /// Spectral slope 500-1500 Hz of voiced frames (eGeMAPS' `slope500-1500`).
+    pub slope_500_1500: Option<f64>,
     /// Phrases whose terminal F0 rose.
     pub rising_terminals: u32,
     /// Phrases whose terminal F0 fell.
@@ -106,6 +118,16 @@ pub struct SpeakerMeasures {
     pub loudness_mean: Option<f64>,
     /// Syllable nuclei per second of the speaker's speech (articulation rate).
     pub speech_rate: Option<f64>,
+    /// Loudness dynamics of the speaker's voiced frames (5th-95th percentile), dB.
+    pub loudness_range: Option<f64>,
+    /// Harmonics-to-noise ratio of the speaker's frames, dB.
+    pub hnr: Option<f64>,
+    /// Alpha ratio of the speaker's voiced frames, dB.
+    pub alpha_ratio: Option<f64>,
+    /// Spectral slope 0-500 Hz of the speaker's voiced frames, dB/Hz.
+    pub slope_0_500: Option<f64>,
+    /// Spectral slope 500-1500 Hz of the speaker's voiced frames, dB/Hz.
+    pub slope_500_1500: Option<f64>,
     /// Turns by the speaker starting in the window.
     pub turns: u32,
     /// Of those, backchannels.

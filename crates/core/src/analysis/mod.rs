@@ -9,6 +9,7 @@
 //! sum of its cues with per-level thresholds ([`params`], one versioned set
 //! per model). Every rationale quotes the cues that carried the score.
 
+pub mod arousal;
 pub mod baseline;
 pub mod cues;
 pub mod face_cues;

@@ -2,6 +2,7 @@
 //! speaker's running baseline, weighted per signal by the model's
 //! [`ModelParams`].
 
+use super::arousal::ArousalModel;
 use super::cues::{ConversationBaselines, Cue, Evidence};
 use super::features::WindowFeatures;
 use super::params::{ModelParams, SignalRule};
@@ -25,6 +26,15 @@ impl RuleAnalyzer {
         RuleAnalyzer {
             params,
             baselines: ConversationBaselines::default(),
+        }
+    }
+
+    /// An analyzer that reads vocal arousal with `model` instead of the
+    /// committed one (for leave-one-speaker-out evaluations).
+    pub fn with_arousal(params: &'static ModelParams, model: &'static ArousalModel) -> Self {
+        RuleAnalyzer {
+            params,
+            baselines: ConversationBaselines::with_arousal(model),
         }
     }
 }

@@ -5,8 +5,8 @@
 
 use super::{
     hz, percent, reply_gaps, stronger, ConversationBaselines, Cue, Judged, WindowFeatures,
-    PITCH_HIGH_NORM, PITCH_LOW_NORM, RANGE_NORM, RATE_NORM, SNR_PROSODY_DB, SNR_VOICE_QUALITY_DB,
-    VOICE_MIN_SPEECH_S,
+    AROUSAL_P_FLOOR, AROUSAL_P_SPAN, PITCH_HIGH_NORM, PITCH_LOW_NORM, RANGE_NORM, RATE_NORM,
+    SNR_PROSODY_DB, SNR_VOICE_QUALITY_DB, VOICE_MIN_SPEECH_S,
 };
 
 impl ConversationBaselines {
@@ -263,6 +263,75 @@ impl ConversationBaselines {
                     z / 2.0,
                     format!("{who}{}, less periodic than {owner}", parts.join(", ")),
                 );
+            }
+        }
+
+        // Vocal arousal (rules-8): the fitted models of `super::super::arousal`
+        // against neutral speech, and each voice's arousal score against its
+        // own baseline; the stronger comparison carries the cue, so a voice
+        // aroused from its first second reads aroused and a speaker who heats
+        // up reads so against themselves. With several voices each is read
+        // from its own frames and the most aroused (or least) is named.
+        // Read down to the prosody gate (10 dB SNR), not the voice-quality
+        // one (25 dB): the five measures are means over a window's voiced
+        // frames, and pink noise at 20 dB SNR moves them less than the
+        // arousal classes lie apart (`tests/evaluation.rs`, robustness).
+        if prosody_ok {
+            let absolute = self.arousal.read_voices(a, id, None);
+            for toward_high in [true, false] {
+                let mut best: Option<(f64, String)> = None;
+                for (vid, x) in &absolute {
+                    let who = match vid {
+                        Some(v) if several => format!("speaker {}: ", v + 1),
+                        _ => String::new(),
+                    };
+                    let word = if toward_high { "high" } else { "low" };
+                    // The readings this direction may use: against neutral
+                    // speech, and against the voice's own usual measures once
+                    // it has been read `ADAPT_AFTER_READINGS` times. Low
+                    // arousal is read only against the voice's usual, never
+                    // against EmoDB's neutral speech: spontaneous speech is
+                    // slower, and far-field and telephone audio duller, than
+                    // acted read speech, and the absolute low model called
+                    // most real meeting and telephone voices low
+                    // (`docs/ANALYZER.md`, "Vocal arousal"). High arousal
+                    // keeps its absolute reading, so a voice angry from the
+                    // first second to the last reads so throughout.
+                    let own = vid
+                        .and_then(|v| self.speakers.get(&v))
+                        .and_then(|b| b.arousal.shift(self.arousal))
+                        .map(|s| self.arousal.read_shifted(x.values, Some(s)));
+                    let candidates = [toward_high.then_some(x), own.as_ref()];
+                    let mut found: Option<(f64, String)> = None;
+                    for r in candidates.into_iter().flatten() {
+                        let p = if toward_high { r.high } else { r.low };
+                        let s = (p - AROUSAL_P_FLOOR) / AROUSAL_P_SPAN;
+                        let reasons = self.arousal.reasons(r, toward_high, 3);
+                        if reasons.is_empty() || found.as_ref().is_some_and(|f| f.0 >= s) {
+                            continue;
+                        }
+                        let quoted: Vec<&str> = reasons.iter().map(|(_, t)| t.as_str()).collect();
+                        found = Some((
+                            s,
+                            format!(
+                                "{who}vocal arousal {word} ({:.0}% on the model fitted on real speech): {}",
+                                p * 100.0,
+                                quoted.join(", ")
+                            ),
+                        ));
+                    }
+                    if let Some(f) = found.filter(|f| best.as_ref().is_none_or(|b| f.0 > b.0)) {
+                        best = Some(f);
+                    }
+                }
+                if let Some((strength, text)) = best {
+                    let cue = if toward_high {
+                        Cue::HighArousal
+                    } else {
+                        Cue::LowArousal
+                    };
+                    push(cue, strength, text);
+                }
             }
         }
 

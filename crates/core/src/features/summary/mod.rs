@@ -212,6 +212,16 @@ pub struct SpeakerSpan {
     /// Mean intensity of the speaker's unit frames, dB (see
     /// [`Frame::intensity_db`](crate::features::Frame::intensity_db)).
     pub intensity_mean_db: Option<f32>,
+    /// 5th-95th percentile range of the levels of those frames that are voiced, dB.
+    pub intensity_range_db: Option<f32>,
+    /// Mean harmonics-to-noise ratio of those frames, dB.
+    pub hnr_db: Option<f32>,
+    /// Mean alpha ratio of the speaker's voiced frames, dB.
+    pub alpha_ratio_db: Option<f32>,
+    /// Mean spectral slope 0-500 Hz of those voiced frames, dB/Hz.
+    pub slope_0_500: Option<f32>,
+    /// Mean spectral slope 500-1500 Hz of those voiced frames, dB/Hz.
+    pub slope_500_1500: Option<f32>,
     /// Syllable nuclei in the speaker's units per second of them, syll/s
     /// (articulation rate).
     pub articulation_rate_syl_per_s: Option<f32>,
@@ -246,7 +256,7 @@ pub struct SpanFeatures {
     /// Mean intensity of speech frames, dB (see
     /// [`Frame::intensity_db`](crate::features::Frame::intensity_db)).
     pub intensity_mean_db: Option<f32>,
-    /// Intensity range, 5th to 95th percentile of speech frames, dB.
+    /// Intensity range, 5th to 95th percentile of voiced speech frames, dB.
     pub intensity_range_db: Option<f32>,
     /// Background level, dB on the intensity scale: the median intensity of
     /// the frames that are not speech, over the span and the context before
@@ -374,12 +384,22 @@ pub fn summarize(features: &FrameFeatures, span: Span) -> SpanFeatures {
         _ => None,
     };
 
-    let mut levels: Vec<f32> = (first..last)
+    let levels: Vec<f32> = (first..last)
         .filter(|&i| mask[i - lo])
         .map(|i| frames[i].intensity_db)
         .collect();
     let intensity_mean = mean(levels.iter().copied());
-    let intensity_range = match (quantile(&mut levels, 0.95), quantile(&mut levels, 0.05)) {
+    // Dynamics over voiced frames only: unvoiced frames inside speech reach
+    // down to the noise floor, so digital silence or added noise would set
+    // the range rather than the voice.
+    let mut voiced_levels: Vec<f32> = (first..last)
+        .filter(|&i| mask[i - lo] && frames[i].f0_semitones.is_some())
+        .map(|i| frames[i].intensity_db)
+        .collect();
+    let intensity_range = match (
+        quantile(&mut voiced_levels, 0.95),
+        quantile(&mut voiced_levels, 0.05),
+    ) {
         (Some(a), Some(b)) => Some(a - b),
         _ => None,
     };

@@ -185,6 +185,9 @@ pub(super) fn per_speaker(
         .map(|&(id, speech_s)| {
             let mut f0 = Vec::new();
             let mut levels = Vec::new();
+            let mut hnr = Vec::new();
+            let mut voiced_levels = Vec::new();
+            let mut tilt: Vec<(f32, f32, f32)> = Vec::new();
             let mut syllables = 0u32;
             for u in features
                 .speech_units
@@ -201,11 +204,28 @@ pub(super) fn per_speaker(
                         f0.push(st);
                     }
                     levels.push(f.intensity_db);
+                    if f.f0_semitones.is_some() {
+                        voiced_levels.push(f.intensity_db);
+                    }
+                    if let Some(h) = f.hnr_db {
+                        hnr.push(h);
+                    }
+                    if f.is_voiced() {
+                        tilt.push((f.alpha_ratio_db, f.slope_0_500, f.slope_500_1500));
+                    }
                 }
                 syllables += nuclei.iter().filter(|&&p| (a..b).contains(&p)).count() as u32;
             }
             let f0_mean = mean(f0.iter().copied());
             let f0_range = match (quantile(&mut f0, 0.95), quantile(&mut f0, 0.05)) {
+                (Some(x), Some(y)) => Some(x - y),
+                _ => None,
+            };
+            let intensity_mean = mean(levels.iter().copied());
+            let intensity_range = match (
+                quantile(&mut voiced_levels, 0.95),
+                quantile(&mut voiced_levels, 0.05),
+            ) {
                 (Some(x), Some(y)) => Some(x - y),
                 _ => None,
             };
@@ -220,7 +240,12 @@ pub(super) fn per_speaker(
                 },
                 f0_mean_semitones: f0_mean,
                 f0_range_semitones: f0_range,
-                intensity_mean_db: mean(levels.iter().copied()),
+                intensity_mean_db: intensity_mean,
+                intensity_range_db: intensity_range,
+                hnr_db: mean(hnr.iter().copied()),
+                alpha_ratio_db: mean(tilt.iter().map(|t| t.0)),
+                slope_0_500: mean(tilt.iter().map(|t| t.1)),
+                slope_500_1500: mean(tilt.iter().map(|t| t.2)),
                 articulation_rate_syl_per_s: (speech_s > 0.0)
                     .then(|| (f64::from(syllables) / speech_s) as f32),
                 turns: own.clone().count() as u32,
