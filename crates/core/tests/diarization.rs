@@ -6,6 +6,10 @@
 //! --example voice_eval` prints them per file. The tests on `../shared/data/real/` say plainly
 //! when that folder is missing, and fail then when `ATTUNE_REQUIRE_REAL_DATA` is set (CI).
 
+mod common;
+
+use common::real_speech::shared_real;
+
 use attune_core::diarization::{
     diarization_error_rate, parse_rttm, rttm, speaker_segments, turn_segments, DerBreakdown,
     SpeakerSegment,
@@ -18,21 +22,6 @@ const COLLAR: f64 = 0.25;
 
 fn fixtures() -> String {
     format!("{}/../../tests/fixtures", env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `../shared/data/real`, or `None` (said on stderr) when it is missing; missing with
-/// `ATTUNE_REQUIRE_REAL_DATA` set is a failure.
-fn shared_real() -> Option<String> {
-    let dir = format!("{}/../../../shared/data/real", env!("CARGO_MANIFEST_DIR"));
-    if std::path::Path::new(&dir).is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var_os("ATTUNE_REQUIRE_REAL_DATA").is_none(),
-        "{dir} is missing: the real-data evaluation cannot run"
-    );
-    eprintln!("NOT RUN: {dir} is missing, so the real-data evaluation did not run");
-    None
 }
 
 fn read_wav(path: &str) -> Vec<f32> {
