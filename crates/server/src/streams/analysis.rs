@@ -8,10 +8,11 @@
 //! lane: first come, first served across sessions, so a busy session cannot starve the
 //! others, and ahead of waiting uploads (see [`crate::executor`]).
 //!
-//! Video is read ahead: when a session has no frame waiting, the pictures of its next window
-//! that already arrived are decoded and read in a batch of their own
-//! ([`LiveAnalyzer::read_ahead`]), so the frame that closes a window waits only for the video
-//! that came with it.
+//! Video is read ahead: the pictures of a session's next window that already arrived are
+//! decoded and read ([`LiveAnalyzer::read_ahead`]) in a batch of their own when no frame
+//! waits, and before each frame of a batch otherwise, so the frame that closes a window waits
+//! only for the video that came with it, and a backlog's pictures are read frame by frame
+//! rather than all by the frame that closes the window.
 //!
 //! Bounded memory: a frame that waited longer than [`StreamSettings::max_lag`] before its
 //! batch started is behind; it is still demuxed and decoded (container and codec state must
@@ -273,6 +274,8 @@ fn process(
                 arrived,
                 skip,
             } => {
+                // The video of the frames before this one first (module docs).
+                analyzer.read_ahead();
                 let behind = skip || started.duration_since(arrived) > max_lag;
                 out.extend(analyzer.push(segment, &bytes, behind));
             }
