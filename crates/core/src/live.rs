@@ -3,7 +3,8 @@
 //!
 //! A [`LiveAnalyzer`] owns one session's media path: the incremental container reader
 //! ([`attune_media::live::LiveReader`]), the incremental feature extractor, the visual track
-//! (motion from encoded frame sizes: live video is not decoded to pixels), the
+//! (pictures and faces from the video of continuous WebM streams, encoded frame sizes
+//! otherwise), the
 //! [`StreamWindower`] (5 s windows on the session clock) and the model's [`WindowAnalyzer`]
 //! with its running baselines; each closed window goes through the same window step as a
 //! file's ([`analyze_window`]) and its result is converted once, to the stream form. Each [`push`](LiveAnalyzer::push) reads one frame and returns
