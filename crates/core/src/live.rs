@@ -3,12 +3,24 @@
 //!
 //! A [`LiveAnalyzer`] owns one session's media path: the incremental container reader
 //! ([`attune_media::live::LiveReader`]), the incremental feature extractor, the visual track
-//! (motion from encoded frame sizes: live video is not decoded to pixels), the
+//! (pictures and faces from the video of continuous WebM streams, encoded frame sizes
+//! otherwise), the
 //! [`StreamWindower`] (5 s windows on the session clock) and the model's [`WindowAnalyzer`]
 //! with its running baselines; each closed window goes through the same window step as a
 //! file's ([`analyze_window`]) and its result is converted once, to the stream form. Each [`push`](LiveAnalyzer::push) reads one frame and returns
 //! what it produced as a [`LiveOutput`]; the session engine
 //! ([`crate::session::StreamSession`]) turns that into events.
+//!
+//! Video: a window is read from the pictures presented before its end plus
+//! [`VIDEO_LOOKAHEAD_S`], whatever way the stream was cut, so its face cues do not depend on
+//! how the sender chunked the stream. Pictures are decoded and read in order; those the window
+//! closing now needs are read before it is analyzed, the rest after: by the same
+//! [`push`](LiveAnalyzer::push), or, with [`LiveAnalyzer::defer_video`], by
+//! [`LiveAnalyzer::read_ahead`] when the caller has time (the server runs it between a session's
+//! frames), so that closing a window waits only for its last fraction of a second of video.
+//! The visual track never reads past the next window's pictures until that window closes,
+//! unless its video runs more than [`VIDEO_BACKLOG_S`] ahead of its audio (a stream without
+//! audio closes no window before it ends), so undecoded video stays bounded.
 //!
 //! A window is analyzed only once every feature it reads is final
 //! ([`FeatureExtractor::settled_s`]: frames, glottal pulses and voiced segments up to its end,
@@ -34,11 +46,22 @@ use crate::visual::VisualTrack;
 use crate::window::{StreamWindower, WindowPlan, WindowSpan};
 use crate::wire::{AudioFormat, Endpoint, Model, Seconds, TimeRange};
 use attune_media::live::{ChunkReport, LiveReader};
+use attune_media::video::VideoPicture;
+use attune_media::VideoFrameInfo;
+use std::collections::VecDeque;
 
 /// Audio sample rate of the analysis path, Hz.
 const RATE: f64 = 16_000.0;
 /// Video context kept before the next window for the visual track's running statistics, s.
 const KEEP_CONTEXT_S: f64 = 12.0;
+/// A window is read from the pictures presented before its end plus this, s: under the audio's
+/// own look-ahead (a window closes once its audio is final about 0.26 s past its end), so the
+/// pictures are there when it closes unless the sender's video lags its audio; a nod or shake
+/// confirmed later is reported in the next window (see `visual::FaceTrack::measure_live`).
+pub const VIDEO_LOOKAHEAD_S: f64 = 0.25;
+/// Video more than this far ahead of the next window's pictures is read anyway, s: the most
+/// undecoded video a session holds (a stream without audio closes no window until it ends).
+pub const VIDEO_BACKLOG_S: f64 = 10.0;
 /// A window whose video covered less than this share of it is reported in
 /// `coverage.degraded` (the analyzer stops reading its video below 0.5).
 pub const DEGRADED_COVERAGE: f64 = 0.8;
@@ -129,6 +152,12 @@ pub struct LiveAnalyzer {
     windower: StreamWindower,
     analyzer: Box<dyn WindowAnalyzer>,
     visual: Option<VisualTrack>,
+    /// Decoded pictures the visual track has not read yet, in the decoder's output order.
+    pictures: VecDeque<VideoPicture>,
+    /// Video frames the visual track has not seen yet (their encoded sizes), in decode order.
+    frames: VecDeque<VideoFrameInfo>,
+    /// `push` leaves the video ahead of its windows to [`LiveAnalyzer::read_ahead`].
+    defer_video: bool,
 }
 
 impl std::fmt::Debug for LiveAnalyzer {
@@ -160,7 +189,9 @@ impl LiveAnalyzer {
             model,
             endpoint,
             reader: if needs_video {
-                LiveReader::new(true).with_pixels(crate::visual::live_pixels())
+                LiveReader::new(true)
+                    .with_pixels(crate::visual::live_pixels())
+                    .with_deferred_pictures()
             } else {
                 LiveReader::new(false)
             },
@@ -171,6 +202,65 @@ impl LiveAnalyzer {
             windower: StreamWindower::new(WindowPlan::UPLOAD),
             analyzer,
             visual: needs_video.then(VisualTrack::new),
+            pictures: VecDeque::new(),
+            frames: VecDeque::new(),
+            defer_video: false,
+        }
+    }
+
+    /// The same analyzer with [`push`](Self::push) returning as soon as the windows its frame
+    /// closed are analyzed, leaving the pictures ahead of them to [`read_ahead`](Self::read_ahead).
+    /// The windows are the same either way (module docs); only when the work is done changes.
+    pub fn defer_video(mut self) -> Self {
+        self.defer_video = true;
+        self
+    }
+
+    /// Whether [`read_ahead`](Self::read_ahead) has pictures to decode or read.
+    pub fn has_work_ahead(&self) -> bool {
+        if self.visual.is_none() {
+            return false;
+        }
+        let until = self.read_ahead_until();
+        self.reader.first_undecoded().is_some_and(|t| t < until)
+            || self.pictures.front().is_some_and(|p| p.luma.pts < until)
+            || self.frames.front().is_some_and(|f| f.pts < until)
+    }
+
+    /// Decodes and reads the pictures that arrived for the next window to close (and no later
+    /// ones: see the module docs), so that its closing frame has little video left to read.
+    /// Nothing to do without video.
+    pub fn read_ahead(&mut self) {
+        if self.visual.is_some() {
+            self.read_video_until(self.read_ahead_until());
+        }
+    }
+
+    /// How far [`read_ahead`](Self::read_ahead) reads: the next full window's pictures, or
+    /// further when the video runs more than [`VIDEO_BACKLOG_S`] ahead of them.
+    fn read_ahead_until(&self) -> Seconds {
+        let plan = self.windower.plan();
+        let next_end = (self.windower.next_index() + 1) as f64 * plan.window_seconds();
+        (next_end + VIDEO_LOOKAHEAD_S).max(self.reader.media_end() - VIDEO_BACKLOG_S)
+    }
+
+    /// Has the visual track read every picture and frame presented before `until` that has
+    /// arrived (in the order the decoder gave them).
+    fn read_video_until(&mut self, until: Seconds) {
+        let Some(visual) = self.visual.as_mut() else {
+            return;
+        };
+        self.pictures
+            .extend(self.reader.decode_pictures(until).pictures);
+        while self.pictures.front().is_some_and(|p| p.luma.pts < until) {
+            if let Some(picture) = self.pictures.pop_front() {
+                visual.push_picture(&picture);
+            }
+        }
+        while self.frames.front().is_some_and(|f| f.pts < until) {
+            if let Some(frame) = self.frames.pop_front() {
+                visual.push_encoded(&frame);
+            }
         }
     }
 
@@ -208,11 +298,15 @@ impl LiveAnalyzer {
     /// The stream ended: analyzes what the reader held back and the last, possibly shorter,
     /// window.
     pub fn finish(&mut self) -> LiveOutput {
+        // The video read so far must not depend on whether `read_ahead` ran after the last
+        // frame, nor on `defer_video`.
+        self.read_ahead();
         let report = self.reader.finish();
         let mut out = self.absorb(report, false);
         if out.fatal.is_some() {
             return out;
         }
+        self.read_ahead();
         self.extractor.finish();
         let mut spans: Vec<WindowSpan> = self
             .windower
@@ -225,8 +319,9 @@ impl LiveAnalyzer {
         out
     }
 
-    fn absorb(&mut self, report: ChunkReport, skip: bool) -> LiveOutput {
+    fn absorb(&mut self, mut report: ChunkReport, skip: bool) -> LiveOutput {
         let mut out = LiveOutput::default();
+        let appended_media = report.appended_media();
         for p in &report.problems {
             out.problems.push(FrameProblem {
                 segment: p.segment,
@@ -237,15 +332,11 @@ impl LiveAnalyzer {
             out.fatal = Some(ServiceError::from(fatal));
             return out;
         }
-        if let Some(visual) = self.visual.as_mut() {
-            for picture in &report.pictures {
-                visual.push_picture(picture);
-            }
-            for frame in &report.video_frames {
-                visual.push_encoded(frame);
-            }
+        if self.visual.is_some() {
+            self.pictures.extend(std::mem::take(&mut report.pictures));
+            self.frames.extend(std::mem::take(&mut report.video_frames));
         }
-        if report.appended_media() {
+        if appended_media {
             out.media_end = Some(self.reader.media_end());
         }
         let samples_before = self.reader.samples_total() - self.reader.samples().len() as u64;
@@ -273,6 +364,9 @@ impl LiveAnalyzer {
         for span in spans {
             self.analyze_span(span, &mut out);
         }
+        if !self.defer_video {
+            self.read_ahead();
+        }
         out
     }
 
@@ -281,6 +375,7 @@ impl LiveAnalyzer {
             start: span.start,
             end: span.end,
         };
+        self.read_video_until(span.end + VIDEO_LOOKAHEAD_S);
         if span.start < self.skipped_until || span.start < self.origin {
             push_merged(&mut out.dropped, range);
             return;

@@ -104,6 +104,15 @@ impl AnalysisOptions {
 /// codes (`ih4002`, `ih4004`, `ih4007`, `ih5001`, `ih5002`, `ih5003`,
 /// `ih5008`); `inter-2-deep` answers `ih4020`.
 pub fn validate(bytes: &[u8], options: &AnalysisOptions) -> Result<ProbeInfo, ServiceError> {
+    let file = open_validated(bytes, options)?;
+    validate_file(&file, options)
+}
+
+/// Refuses a reserved model (`ih4020`), then parses `bytes`' container.
+fn open_validated<'a>(
+    bytes: &'a [u8],
+    options: &AnalysisOptions,
+) -> Result<attune_media::MediaFile<'a>, ServiceError> {
     if options.model.is_reserved() {
         return Err(ServiceError::with_message(
             ErrorCode::Ih4020,
@@ -113,7 +122,15 @@ pub fn validate(bytes: &[u8], options: &AnalysisOptions) -> Result<ProbeInfo, Se
             ),
         ));
     }
-    let info = attune_media::probe(bytes).map_err(|e| media_error(&e))?;
+    attune_media::MediaFile::open(bytes).map_err(|e| media_error(&e))
+}
+
+/// [`validate`] of a file already opened; the model was checked.
+fn validate_file(
+    file: &attune_media::MediaFile<'_>,
+    options: &AnalysisOptions,
+) -> Result<ProbeInfo, ServiceError> {
+    let info = file.info().map_err(|e| media_error(&e))?;
     attune_media::check(&info, &options.requirements()).map_err(|e| media_error(&e))?;
     Ok(info)
 }
@@ -202,7 +219,9 @@ pub fn analyze_bytes_with_progress(
     options: &AnalysisOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<FileAnalysis, ServiceError> {
-    let info = validate(bytes, options)?;
+    // The file is parsed once: the probe facts, the audio and the pictures all read that parse.
+    let file = open_validated(bytes, options)?;
+    let info = validate_file(&file, options)?;
     progress(Progress::Validated {
         duration: info.duration,
         windows: WindowPlan::UPLOAD.window_count(info.duration),
@@ -212,7 +231,7 @@ pub fn analyze_bytes_with_progress(
     let pcm = if audio_absent {
         attune_media::Pcm::default()
     } else {
-        attune_media::decode_audio_limited(bytes, options.decode_limit())
+        file.decode_audio(options.decode_limit())
             .map_err(|e| media_error(&e))?
     };
     if options.model == Model::Inter2Audio {
@@ -222,7 +241,7 @@ pub fn analyze_bytes_with_progress(
     let video = match options.model {
         Model::Inter2Audio => None,
         Model::Inter2 | Model::Inter2Deep => {
-            crate::visual::visual_track(bytes).map_err(|e| media_error(&e))?
+            crate::visual::visual_track_of(&file).map_err(|e| media_error(&e))?
         }
     };
     progress(Progress::Decoded);

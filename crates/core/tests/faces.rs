@@ -4,6 +4,7 @@
 //! upload path (`pipeline::analyze_bytes`, `inter-2` as the v1 route reads a video without
 //! audio) and the stream path (`live::LiveAnalyzer`).
 
+use attune_core::lifecycle::ClosedWindow;
 use attune_core::live::LiveAnalyzer;
 use attune_core::pipeline::{analyze_bytes, AnalysisOptions, FileAnalysis};
 use attune_core::visual::visual_track;
@@ -245,6 +246,55 @@ fn streams_read_the_same_nods_and_shakes() {
         assert!(disagree.contains("2 head shakes"), "{name}: {disagree}");
         let left = find(3, SignalType::Agreement).expect("left agreement");
         assert!(left.contains("(left): 2 nods"), "{name}: {left}");
+    }
+}
+
+/// A stream's windows when its bytes arrive in pieces of `chunk` bytes; with `defer`, the
+/// pictures ahead of the windows are read by `read_ahead` after every other piece, as the server
+/// does between a session's frames.
+fn stream_windows(bytes: &[u8], chunk: usize, defer: bool) -> Vec<ClosedWindow> {
+    let mut live = LiveAnalyzer::new(Model::Inter2, Endpoint::StreamV2);
+    if defer {
+        live = live.defer_video();
+    }
+    let mut windows = Vec::new();
+    for (i, piece) in bytes.chunks(chunk).enumerate() {
+        let out = live.push(i as u64, piece, false);
+        assert!(out.fatal.is_none(), "{:?}", out.fatal);
+        assert!(out.problems.is_empty(), "{:?}", out.problems);
+        windows.extend(out.windows);
+        if defer && i % 2 == 1 {
+            live.read_ahead();
+        }
+    }
+    windows.extend(live.finish().windows);
+    windows
+}
+
+#[test]
+fn a_streams_face_cues_do_not_depend_on_how_its_video_was_cut() {
+    // The animation with speech: windows close while the video is still arriving, each read
+    // from the pictures before its end (and a quarter second more), whenever they came.
+    let bytes = video("astronaut_vp9_opus.webm");
+    let whole = stream_windows(&bytes, bytes.len(), false);
+    assert_eq!(whole.len(), 4);
+    let find = |w: usize, s: SignalType| {
+        whole[w]
+            .detections
+            .iter()
+            .find(|d| d.signal_type == s)
+            .map(|d| d.rationale.clone())
+    };
+    let agree = find(0, SignalType::Agreement).expect("agreement");
+    assert!(agree.contains("2 nods"), "{agree}");
+    let disagree = find(1, SignalType::Disagreement).expect("disagreement");
+    assert!(disagree.contains("2 head shakes"), "{disagree}");
+    // About a second of media a piece (as a browser's MediaRecorder sends), a few kilobytes,
+    // and a second a piece with the pictures read between pieces.
+    let second = bytes.len().div_ceil(19);
+    for (chunk, defer) in [(second, false), (4 * 1024, false), (second, true)] {
+        let cut = stream_windows(&bytes, chunk, defer);
+        assert_eq!(cut, whole, "pieces of {chunk} bytes, deferred {defer}");
     }
 }
 

@@ -137,8 +137,9 @@ pub fn video_frames(bytes: &[u8]) -> Result<Vec<VideoFrameInfo>, MediaError> {
     MediaFile::open(bytes)?.video_frames()
 }
 
-/// An input parsed once: its probe facts, its decoded audio and its video frame lists all come
-/// from the one parse of its container, so an upload read for all of them is read once.
+/// An input parsed once: its probe facts, its decoded audio, its video frame lists and its
+/// decoded pictures all come from the one parse of its container, so an upload read for all of
+/// them is read once (the audio and the video decoders are fed from that parse's frame lists).
 ///
 /// ```no_run
 /// # fn main() -> Result<(), attune_media::MediaError> {
@@ -209,6 +210,21 @@ impl<'a> MediaFile<'a> {
     /// The first video track's frames with their bytes, as [`encoded_video`] gives them.
     pub fn encoded_video(&self) -> Result<Option<video::EncodedVideo>, MediaError> {
         self.reader.encoded_video()
+    }
+
+    /// The first video track decoded as [`video::decode_pictures_each`] decodes it, from this
+    /// parse: each sampled picture to `on_picture`, in presentation order.
+    ///
+    /// Errors: those of [`encoded_video`](Self::encoded_video).
+    pub fn decode_pictures_each(
+        &self,
+        options: video::PictureOptions,
+        mut on_picture: impl FnMut(video::VideoPicture),
+    ) -> Result<video::LumaSummary, MediaError> {
+        video::decode_video(self.encoded_video()?, options, |picture| {
+            on_picture(picture);
+            std::ops::ControlFlow::Continue(())
+        })
     }
 }
 

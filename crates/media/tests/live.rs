@@ -708,13 +708,38 @@ fn oversized_video_sample_is_ih5005() {
 
 /// Pictures of a stream fed in `chunk`-byte frames to a reader decoding pixels.
 fn stream_pictures(bytes: &[u8], chunk: usize, pixels: LivePixels) -> (Vec<VideoPicture>, usize) {
+    stream_pictures_with(bytes, chunk, pixels, false)
+}
+
+/// [`stream_pictures`]; with `defer`, the reader decodes only when asked, here every third
+/// frame up to a second before the media's end.
+fn stream_pictures_with(
+    bytes: &[u8],
+    chunk: usize,
+    pixels: LivePixels,
+    defer: bool,
+) -> (Vec<VideoPicture>, usize) {
     let mut reader = LiveReader::new(false).with_pixels(pixels);
+    if defer {
+        reader = reader.with_deferred_pictures();
+    }
     let (mut pictures, mut over) = (Vec::new(), 0);
     for (i, frame) in bytes.chunks(chunk).enumerate() {
         let r = reader.push(frame, i as u64);
         assert!(r.fatal.is_none(), "{:?}", r.fatal);
         pictures.extend(r.pictures);
         over += r.frames_over_budget;
+        if defer && i % 3 == 2 {
+            let waiting = reader.first_undecoded();
+            let decoded = reader.decode_pictures(reader.media_end() - 1.0);
+            assert!(decoded
+                .pictures
+                .iter()
+                .all(|p| p.luma.pts < reader.media_end() - 1.0));
+            assert!(waiting.is_some() || decoded.pictures.is_empty());
+            pictures.extend(decoded.pictures);
+            over += decoded.frames_over_budget;
+        }
     }
     let r = reader.finish();
     pictures.extend(r.pictures);
@@ -733,10 +758,14 @@ fn live_webm_streams_give_the_pictures_of_the_file() {
         let mut file = Vec::new();
         decode_pictures_each(&bytes, pixels.options, |p| file.push(p)).unwrap();
         assert!(file.len() > 40, "{name}: {}", file.len());
-        for chunk in [997, 65_536] {
-            let (live, over) = stream_pictures(&bytes, chunk, pixels);
+        for (chunk, defer) in [(997, false), (65_536, false), (4096, true)] {
+            let (live, over) = stream_pictures_with(&bytes, chunk, pixels, defer);
             assert_eq!(over, 0, "{name}");
-            assert_eq!(live.len(), file.len(), "{name}, {chunk}-byte frames");
+            assert_eq!(
+                live.len(),
+                file.len(),
+                "{name}, {chunk}-byte frames, deferred {defer}"
+            );
             for (l, f) in live.iter().zip(&file) {
                 assert_eq!(l, f, "{name}: picture at {}", f.luma.pts);
                 assert!(l.rgb.as_ref().is_some_and(|rgb| rgb.width <= 320));
@@ -756,6 +785,11 @@ fn a_live_decode_budget_thins_a_stream_to_its_key_frames() {
     let (live, over) = stream_pictures(&bytes, 4096, pixels);
     let (all, none_over) = stream_pictures(&bytes, 4096, LivePixels::default());
     assert_eq!(none_over, 0);
+    // Decoded when asked rather than as frames arrive, the budget thins it alike.
+    assert_eq!(
+        stream_pictures_with(&bytes, 4096, pixels, true),
+        (live.clone(), over)
+    );
     assert!(over > 0, "no frame over budget");
     assert!(
         live.len() < all.len() / 2,

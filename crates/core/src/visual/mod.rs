@@ -51,9 +51,9 @@ pub mod tracking;
 
 use attune_media::live::LivePixels;
 use attune_media::video::{
-    decode_pictures_each, LumaFrame, PictureOptions, PixelSupport, VideoPicture, DEFAULT_LUMA_WIDTH,
+    LumaFrame, PictureOptions, PixelSupport, VideoPicture, DEFAULT_LUMA_WIDTH,
 };
-use attune_media::{video_frames, MediaError, VideoFrameInfo};
+use attune_media::{MediaError, MediaFile, VideoFrameInfo};
 
 pub use face_track::FaceTrack;
 
@@ -420,8 +420,16 @@ fn mean_abs_diff(a: &[u8], b: &[u8]) -> f64 {
 ///
 /// Errors: those of the media layer's container parsing.
 pub fn visual_track(bytes: &[u8]) -> Result<Option<VisualTrack>, MediaError> {
+    visual_track_of(&MediaFile::open(bytes)?)
+}
+
+/// [`visual_track`] of an input already parsed (an upload opens its file once for the probe,
+/// the audio and the pictures).
+///
+/// Errors: those of the media layer's frame lists.
+pub fn visual_track_of(file: &MediaFile<'_>) -> Result<Option<VisualTrack>, MediaError> {
     let mut track = VisualTrack::new();
-    let summary = decode_pictures_each(bytes, PICTURES, |picture| track.push_picture(&picture))?;
+    let summary = file.decode_pictures_each(PICTURES, |picture| track.push_picture(&picture))?;
     match summary.pixels {
         PixelSupport::Decoded => {
             track.finish();
@@ -429,7 +437,7 @@ pub fn visual_track(bytes: &[u8]) -> Result<Option<VisualTrack>, MediaError> {
         }
         PixelSupport::NoVideo => Ok(None),
         PixelSupport::NoPixelDecoder(_) => {
-            for frame in &video_frames(bytes)? {
+            for frame in &file.video_frames()? {
                 track.push_encoded(frame);
             }
             Ok(Some(track))

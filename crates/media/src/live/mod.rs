@@ -71,6 +71,8 @@ mod raw;
 mod report;
 mod whole;
 
+use std::collections::VecDeque;
+
 use symphonia::core::packet::Packet;
 
 use crate::formats::ts;
@@ -111,6 +113,9 @@ struct FileCtx {
     starts_at_frame: bool,
     /// The file's pixel decoder, when pixels were asked for and its codec has one.
     pictures: Option<LumaDecoder>,
+    /// Frames waiting for that decoder ([`LiveReader::with_deferred_pictures`]), in decode
+    /// order, on the file's clock.
+    undecoded: VecDeque<(VideoFrameInfo, Vec<u8>)>,
 }
 
 impl FileCtx {
@@ -127,6 +132,38 @@ impl FileCtx {
             first_segment: segment,
             starts_at_frame,
             pictures: None,
+            undecoded: VecDeque::new(),
+        }
+    }
+
+    /// The file's media time 0 on the session timeline, s.
+    fn origin_s(&self) -> f64 {
+        self.origin as f64 / f64::from(Pcm::SAMPLE_RATE)
+    }
+
+    /// Decodes the waiting frames up to and including the last one presented before `until`
+    /// (session time), in decode order; the pictures on the session clock.
+    fn decode_undecoded(&mut self, until: f64, out: &mut DecodedPictures) {
+        let origin = self.origin_s();
+        let Some(last) = self
+            .undecoded
+            .iter()
+            .rposition(|(frame, _)| origin + frame.pts < until)
+        else {
+            return;
+        };
+        let Some(decoder) = self.pictures.as_mut() else {
+            self.undecoded.clear();
+            return;
+        };
+        for (frame, bytes) in self.undecoded.drain(..=last) {
+            let before = decoder.over_budget();
+            let picture = decoder.decode_bytes(frame.pts, Some(frame.keyframe), &bytes);
+            out.frames_over_budget += decoder.over_budget() - before;
+            if let Some(mut picture) = picture {
+                shift_picture(&mut picture, origin);
+                out.pictures.push(picture);
+            }
         }
     }
 
@@ -177,6 +214,19 @@ pub struct LiveReader {
     last_segment: u64,
     /// What to decode video to, when pixels were asked for ([`LiveReader::with_pixels`]).
     pixels: Option<LivePixels>,
+    /// Frames are decoded to pictures when the caller asks ([`LiveReader::decode_pictures`]),
+    /// not as they arrive.
+    defer_pictures: bool,
+}
+
+/// Pictures decoded by [`LiveReader::decode_pictures`].
+#[derive(Debug, Default)]
+pub struct DecodedPictures {
+    /// The sampled pictures, on the session clock, in the decoder's output order.
+    pub pictures: Vec<VideoPicture>,
+    /// Frames not decoded because the decode budget ran out (see
+    /// [`ChunkReport::frames_over_budget`]).
+    pub frames_over_budget: usize,
 }
 
 /// Live pixel decoding: what each sampled picture gives and the decode budget.
@@ -254,6 +304,7 @@ impl LiveReader {
             fatal: None,
             last_segment: 0,
             pixels: None,
+            defer_pictures: false,
         }
     }
 
@@ -262,6 +313,39 @@ impl LiveReader {
     pub fn with_pixels(mut self, pixels: LivePixels) -> Self {
         self.pixels = Some(pixels);
         self
+    }
+
+    /// The same reader leaving the decoding of pictures to the caller: the frames of a file
+    /// with a pixel decoder wait, encoded, until [`decode_pictures`](Self::decode_pictures)
+    /// asks for them (or the file ends: then the pictures come in the [`ChunkReport`] that ends
+    /// it), so a caller can decode them when it has time rather than as each frame arrives.
+    /// The pictures are the same either way; [`ChunkReport::video_frames`] still lists every
+    /// frame as it is read. Without [`with_pixels`](Self::with_pixels) this changes nothing.
+    pub fn with_deferred_pictures(mut self) -> Self {
+        self.defer_pictures = true;
+        self
+    }
+
+    /// Decodes the frames waiting for their decoder ([`with_deferred_pictures`](Self::with_deferred_pictures))
+    /// up to and including the last one presented before session time `until` (`f64::INFINITY`:
+    /// all of them), in decode order, so that every picture the decoder will ever show before
+    /// `until` has been decoded except those it holds back for reordering.
+    pub fn decode_pictures(&mut self, until: f64) -> DecodedPictures {
+        let mut out = DecodedPictures::default();
+        if let Some(file) = self.file.as_mut() {
+            file.decode_undecoded(until, &mut out);
+        }
+        out
+    }
+
+    /// The session time of the earliest frame waiting for its decoder, if any waits.
+    pub fn first_undecoded(&self) -> Option<f64> {
+        let file = self.file.as_ref()?;
+        let origin = file.origin_s();
+        file.undecoded
+            .iter()
+            .map(|(frame, _)| origin + frame.pts)
+            .min_by(f64::total_cmp)
     }
 
     /// The same reader with other limits.
@@ -594,8 +678,12 @@ impl LiveReader {
         let Some(mut file) = self.file.take() else {
             return;
         };
+        let mut waiting = DecodedPictures::default();
+        file.decode_undecoded(f64::INFINITY, &mut waiting);
+        r.pictures.extend(waiting.pictures);
+        r.frames_over_budget += waiting.frames_over_budget;
         if let Some(mut decoder) = file.pictures.take() {
-            let origin = file.origin as f64 / f64::from(Pcm::SAMPLE_RATE);
+            let origin = file.origin_s();
             for mut picture in decoder.finish_pictures() {
                 shift_picture(&mut picture, origin);
                 r.pictures.push(picture);
@@ -687,16 +775,20 @@ impl LiveReader {
                     let Some(file) = self.file.as_mut() else {
                         continue;
                     };
+                    let bytes = match bytes {
+                        Some(bytes) if self.defer_pictures && file.pictures.is_some() => {
+                            file.undecoded.push_back((frame, bytes));
+                            None
+                        }
+                        bytes => bytes,
+                    };
                     if let (Some(decoder), Some(bytes)) = (file.pictures.as_mut(), bytes) {
                         let before = decoder.over_budget();
                         // Decoded on the file's clock; handed out on the session's.
                         let picture = decoder.decode_bytes(frame.pts, Some(frame.keyframe), &bytes);
                         r.frames_over_budget += decoder.over_budget() - before;
                         if let Some(mut picture) = picture {
-                            shift_picture(
-                                &mut picture,
-                                file.origin as f64 / f64::from(Pcm::SAMPLE_RATE),
-                            );
+                            shift_picture(&mut picture, file.origin_s());
                             r.pictures.push(picture);
                         }
                     }

@@ -231,9 +231,19 @@ pub fn decode_pictures_each(
 fn run(
     bytes: &[u8],
     options: PictureOptions,
+    on_picture: impl FnMut(VideoPicture) -> ControlFlow<()>,
+) -> Result<LumaSummary, MediaError> {
+    decode_video(encoded_video(bytes)?, options, on_picture)
+}
+
+/// Decodes `video` (the first video track of an input, `None` without one) as `options` say,
+/// handing each sampled picture to `on_picture` until it breaks.
+pub(crate) fn decode_video(
+    video: Option<EncodedVideo>,
+    options: PictureOptions,
     mut on_picture: impl FnMut(VideoPicture) -> ControlFlow<()>,
 ) -> Result<LumaSummary, MediaError> {
-    let Some(video) = encoded_video(bytes)? else {
+    let Some(video) = video else {
         return Ok(LumaSummary {
             pixels: PixelSupport::NoVideo,
             decoded: 0,

@@ -8,6 +8,12 @@
 //! lane: first come, first served across sessions, so a busy session cannot starve the
 //! others, and ahead of waiting uploads (see [`crate::executor`]).
 //!
+//! Video is read ahead: the pictures of a session's next window that already arrived are
+//! decoded and read ([`LiveAnalyzer::read_ahead`]) in a batch of their own when no frame
+//! waits, and before each frame of a batch otherwise, so the frame that closes a window waits
+//! only for the video that came with it, and a backlog's pictures are read frame by frame
+//! rather than all by the frame that closes the window.
+//!
 //! Bounded memory: a frame that waited longer than [`StreamSettings::max_lag`] before its
 //! batch started is behind; it is still demuxed and decoded (container and codec state must
 //! follow the stream) but not analyzed, and the windows it covered come back as
@@ -82,7 +88,7 @@ impl AnalysisHandle {
         let queued_bytes = Arc::new(AtomicU64::new(0));
         let task = AnalysisTask {
             pool,
-            analyzer: Some(Box::new(LiveAnalyzer::new(model, endpoint))),
+            analyzer: Some(Box::new(LiveAnalyzer::new(model, endpoint).defer_video())),
             work: work_rx,
             events: events_tx,
             queued_bytes: Arc::clone(&queued_bytes),
@@ -151,7 +157,25 @@ struct AnalysisTask {
 
 impl AnalysisTask {
     async fn run(mut self) {
-        while let Some(first) = self.work.recv().await {
+        loop {
+            // Between frames, the pictures of the next window are decoded and read (on the
+            // executor, as any batch), so the frame that closes it finds little video left.
+            let next = match self.work.try_recv() {
+                Ok(work) => Some(work),
+                Err(mpsc::error::TryRecvError::Disconnected) => None,
+                Err(mpsc::error::TryRecvError::Empty) => {
+                    if self.analyzer.as_ref().is_some_and(|a| a.has_work_ahead()) {
+                        if !self.read_ahead().await {
+                            return;
+                        }
+                        continue;
+                    }
+                    self.work.recv().await
+                }
+            };
+            let Some(first) = next else {
+                return;
+            };
             let mut batch = vec![first];
             while let Ok(more) = self.work.try_recv() {
                 batch.push(more);
@@ -178,12 +202,7 @@ impl AnalysisTask {
                 .await;
             self.queued_bytes.fetch_sub(bytes, Ordering::AcqRel);
             let Some((analyzer, output)) = result else {
-                let error = ServiceError::with_message(
-                    ErrorCode::Ih1001,
-                    "the analysis of this session failed; reconnect to start a new session",
-                );
-                tracing::error!("stream analysis panicked");
-                let _ = self.events.send(AnalysisEvent::Failed(error));
+                self.fail();
                 return;
             };
             self.analyzer = Some(analyzer);
@@ -199,6 +218,43 @@ impl AnalysisTask {
                 return;
             }
         }
+    }
+}
+
+impl AnalysisTask {
+    /// Runs [`LiveAnalyzer::read_ahead`] on the executor; `false` when it panicked (the
+    /// session was told and must close).
+    async fn read_ahead(&mut self) -> bool {
+        let Some(mut analyzer) = self.analyzer.take() else {
+            return false;
+        };
+        let result = self
+            .pool
+            .run(Lane::Stream, move || {
+                analyzer.read_ahead();
+                analyzer
+            })
+            .await;
+        match result {
+            Some(analyzer) => {
+                self.analyzer = Some(analyzer);
+                true
+            }
+            None => {
+                self.fail();
+                false
+            }
+        }
+    }
+
+    /// Tells the session its analysis failed (a panic in the media path: a bug).
+    fn fail(&self) {
+        let error = ServiceError::with_message(
+            ErrorCode::Ih1001,
+            "the analysis of this session failed; reconnect to start a new session",
+        );
+        tracing::error!("stream analysis panicked");
+        let _ = self.events.send(AnalysisEvent::Failed(error));
     }
 }
 
@@ -218,6 +274,8 @@ fn process(
                 arrived,
                 skip,
             } => {
+                // The video of the frames before this one first (module docs).
+                analyzer.read_ahead();
                 let behind = skip || started.duration_since(arrived) > max_lag;
                 out.extend(analyzer.push(segment, &bytes, behind));
             }
