@@ -15,6 +15,9 @@
 //! caller. The parity tests (`tests/parity.rs`) compare each stage with its reference
 //! implementation on committed audio.
 //!
+//! Words come from [`whisper`]: Whisper tiny.en in candle (read from `models/` at run time,
+//! not embedded), decoded by openai-whisper's rules, for whole recordings and for streams.
+//!
 //! [`diarize()`] gives a whole recording's speaker turns; [`OnlineDiarizer`] gives them as a
 //! stream arrives, with speaker numbers that never change:
 //!
@@ -52,6 +55,7 @@ mod net;
 pub mod online;
 pub mod segment;
 pub mod vad;
+pub mod whisper;
 
 pub use diarize::{
     bridge_gaps, diarize, diarize_with, Diarization, DiarizeParams, LocalEmbedding, SpeakerTurn,

@@ -1,0 +1,60 @@
+//! Transcribes a 16 kHz mono 16-bit WAV file with the committed Whisper model and prints the
+//! segments, then the cost (for `benches/whisper.sh`):
+//!
+//! ```text
+//! cargo run --release -p attune-voice --example transcribe -- FILE.wav [--stream] [--exact]
+//! ```
+//!
+//! `--stream` feeds the file in 0.5 s chunks to the stream transcriber; `--exact` computes the
+//! decoder in f32 (the reference's arithmetic) instead of 8 bits.
+
+use attune_voice::whisper::{DecodeOptions, ModelFiles, StreamParams, StreamTranscriber, Whisper};
+use std::time::Instant;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(path) = args.iter().find(|a| !a.starts_with("--")) else {
+        eprintln!("usage: transcribe FILE.wav [--stream] [--exact]");
+        std::process::exit(2);
+    };
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let data = bytes
+        .windows(4)
+        .position(|w| w == b"data")
+        .expect("a WAV data chunk");
+    let pcm: Vec<f32> = bytes[data + 8..]
+        .chunks_exact(2)
+        .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32 / 32768.0)
+        .collect();
+    let whisper = Whisper::load(&ModelFiles::default_files()).expect("the model loads");
+    let decode = DecodeOptions {
+        exact: args.iter().any(|a| a == "--exact"),
+        ..DecodeOptions::default()
+    };
+    let started = Instant::now();
+    let segments = if args.iter().any(|a| a == "--stream") {
+        let params = StreamParams {
+            decode,
+            ..StreamParams::default()
+        };
+        let mut stream = StreamTranscriber::new(&whisper, params).expect("a stream");
+        let mut out = Vec::new();
+        for chunk in pcm.chunks(8_000) {
+            out.extend(stream.push(chunk).expect("transcribed"));
+        }
+        out.extend(stream.finish().expect("transcribed"));
+        out
+    } else {
+        whisper.transcribe(&pcm, &decode).expect("transcribed")
+    };
+    let wall = started.elapsed().as_secs_f64();
+    for s in &segments {
+        println!("{:8.2} {:8.2}  {}", s.start, s.end, s.text);
+    }
+    let audio = pcm.len() as f64 / 16_000.0;
+    eprintln!(
+        "audio {audio:.1} s, {} segments, wall {wall:.2} s ({:.4} s per audio second)",
+        segments.len(),
+        wall / audio
+    );
+}
