@@ -97,6 +97,7 @@ pub mod pipeline;
 pub mod recommend;
 pub mod session;
 pub mod step;
+pub mod transcript;
 pub mod upload;
 pub mod visual;
 pub mod window;

@@ -5,7 +5,7 @@ use super::enums::{
     AnalysisGroup, CoverageReason, IncludeFlag, Modality, Model, RecommendationFrequency,
     SessionEndReason,
 };
-use super::resources::{TimeRange, TimelineEntry, TranscriptSegment};
+use super::resources::{TimeRange, TimelineEntry};
 use super::timestamp::Timestamp;
 use super::Seconds;
 use crate::error::ErrorCode;
@@ -370,12 +370,18 @@ pub struct RealtimeRecommendationGenerated {
     pub end: Seconds,
 }
 
-/// `transcript.generated` data (fields not shown by the interface; this
-/// service mirrors `transcript.updated`). Attune has no speech recognizer and
-/// never emits it; the type exists so clients of the wire model can read it.
+/// `transcript.generated` data: one segment of the server's transcript, final when sent
+/// (fields not shown by the interface; this is the shape the official client parses, see
+/// `docs/INTERFACE.md`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TranscriptGenerated {
-    /// Transcript segments in spoken order.
-    pub transcript: Vec<TranscriptSegment>,
+    /// Start, seconds of session time.
+    pub start: Seconds,
+    /// End, seconds of session time.
+    pub end: Seconds,
+    /// What was said.
+    pub text: String,
+    /// The voice, numbered from 1 in order of first speech; 0 when unknown.
+    pub speaker: u32,
 }

@@ -1033,18 +1033,14 @@ fn golden_events() -> Vec<(Event, Value)> {
         ),
         (
             envelope(EventData::TranscriptGenerated(TranscriptGenerated {
-                transcript: vec![TranscriptSegment {
-                    start: 1.0,
-                    end: 3.5,
-                    text: "Let's start with the numbers.".into(),
-                    speaker: 0,
-                }],
+                start: 1.0,
+                end: 3.5,
+                text: "Let's start with the numbers.".into(),
+                speaker: 2,
             })),
             envelope_json(
                 "transcript.generated",
-                json!({"transcript": [
-                    {"start": 1.0, "end": 3.5, "text": "Let's start with the numbers.", "speaker": 0}
-                ]}),
+                json!({"start": 1.0, "end": 3.5, "text": "Let's start with the numbers.", "speaker": 2}),
             ),
         ),
     ]

@@ -1,0 +1,245 @@
+//! Transcripts: what was said, when, and by which voice.
+//!
+//! A [`Transcriber`] turns 16 kHz mono PCM into [`Utterance`]s, for a whole recording or as a
+//! stream arrives; the speaker of each comes from the speaker turns the analysis already reads
+//! ([`assign_speakers`]). The one implementation is Whisper tiny.en (`attune_voice::whisper`),
+//! loaded once per process from `models/` ([`shared`]): every upload and session shares it.
+//! Where its files are absent, [`shared`] is `None` and the analysis says nothing lexical.
+//!
+//! Writers: [`webvtt`] (WebVTT with `<v Speaker N>` voice spans) and [`json`] (an array of
+//! `{start, end, speaker, text}`), what `attune analyze --transcript` writes.
+
+use attune_voice::whisper::{DecodeOptions, StreamParams, StreamTranscriber, Whisper};
+use attune_voice::SpeakerTurn;
+use serde::Serialize;
+
+/// One stretch of recognized speech.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Utterance {
+    /// Start, seconds from the beginning of the media (or session).
+    pub start: f64,
+    /// End, seconds.
+    pub end: f64,
+    /// The voice (0-based, as the speaker turns number them); `None` when no turn overlaps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speaker: Option<usize>,
+    /// The words.
+    pub text: String,
+}
+
+/// Speech to text, for recordings and streams. Implementations are shared across threads.
+pub trait Transcriber: Send + Sync {
+    /// A whole recording's utterances.
+    fn transcribe(&self, pcm: &[f32]) -> Result<Vec<Utterance>, String>;
+    /// A transcriber of one stream (times from the stream's first sample).
+    fn stream(&self) -> Result<Box<dyn TranscriptStream>, String>;
+    /// The language of the words (ISO 639-1): lexical evidence is read only for `en`.
+    fn language(&self) -> &'static str;
+}
+
+/// One stream's transcriber: samples in, utterances out as they are final.
+pub trait TranscriptStream: Send {
+    /// Feeds the next samples; gives the utterances they finalized.
+    fn push(&mut self, pcm: &[f32]) -> Result<Vec<Utterance>, String>;
+    /// The end of the stream: the utterances still held.
+    fn finish(&mut self) -> Result<Vec<Utterance>, String>;
+}
+
+fn utterance(s: attune_voice::whisper::Segment) -> Utterance {
+    Utterance {
+        start: s.start,
+        end: s.end,
+        speaker: None,
+        text: s.text,
+    }
+}
+
+/// The process-wide Whisper as a [`Transcriber`] whose streams borrow it for `'static`.
+struct SharedWhisper(&'static Whisper);
+
+struct WhisperStream(StreamTranscriber<'static>);
+
+impl TranscriptStream for WhisperStream {
+    fn push(&mut self, pcm: &[f32]) -> Result<Vec<Utterance>, String> {
+        self.0
+            .push(pcm)
+            .map(|s| s.into_iter().map(utterance).collect())
+            .map_err(|e| e.to_string())
+    }
+
+    fn finish(&mut self) -> Result<Vec<Utterance>, String> {
+        self.0
+            .finish()
+            .map(|s| s.into_iter().map(utterance).collect())
+            .map_err(|e| e.to_string())
+    }
+}
+
+impl Transcriber for SharedWhisper {
+    fn transcribe(&self, pcm: &[f32]) -> Result<Vec<Utterance>, String> {
+        self.0
+            .transcribe(pcm, &DecodeOptions::default())
+            .map(|segments| segments.into_iter().map(utterance).collect())
+            .map_err(|e| e.to_string())
+    }
+
+    fn stream(&self) -> Result<Box<dyn TranscriptStream>, String> {
+        StreamTranscriber::new(self.0, StreamParams::default())
+            .map(|s| Box::new(WhisperStream(s)) as Box<dyn TranscriptStream>)
+            .map_err(|e| e.to_string())
+    }
+
+    fn language(&self) -> &'static str {
+        "en"
+    }
+}
+
+/// The process's transcriber: Whisper tiny.en from `models/` (or the directory
+/// `ATTUNE_MODELS` names), loaded on first use; `None` when its files are absent or
+/// `ATTUNE_TRANSCRIBE=0`.
+pub fn shared() -> Option<&'static dyn Transcriber> {
+    static SHARED: std::sync::OnceLock<Option<SharedWhisper>> = std::sync::OnceLock::new();
+    if std::env::var("ATTUNE_TRANSCRIBE").is_ok_and(|v| v == "0") {
+        return None;
+    }
+    SHARED
+        .get_or_init(|| Whisper::shared().map(SharedWhisper))
+        .as_ref()
+        .map(|s| s as &dyn Transcriber)
+}
+
+/// Gives each utterance the voice whose turns overlap it most (none when no turn does).
+pub fn assign_speakers(utterances: &mut [Utterance], turns: &[SpeakerTurn]) {
+    for u in utterances {
+        let mut best: Option<(usize, f64)> = None;
+        let mut totals: Vec<f64> = Vec::new();
+        for t in turns {
+            let overlap = t.end.min(u.end) - t.start.max(u.start);
+            if overlap > 0.0 {
+                if totals.len() <= t.speaker {
+                    totals.resize(t.speaker + 1, 0.0);
+                }
+                totals[t.speaker] += overlap;
+            }
+        }
+        for (speaker, &total) in totals.iter().enumerate() {
+            if total > 0.0 && best.is_none_or(|(_, b)| total > b) {
+                best = Some((speaker, total));
+            }
+        }
+        u.speaker = best.map(|(s, _)| s);
+    }
+}
+
+fn vtt_time(t: f64) -> String {
+    let ms = (t.max(0.0) * 1000.0).round() as u64;
+    format!(
+        "{:02}:{:02}:{:02}.{:03}",
+        ms / 3_600_000,
+        ms / 60_000 % 60,
+        ms / 1000 % 60,
+        ms % 1000
+    )
+}
+
+/// WebVTT: one cue per utterance, the voice as `<v Speaker N>` (1-based) when known.
+pub fn webvtt(utterances: &[Utterance]) -> String {
+    let mut out = String::from("WEBVTT\n");
+    for u in utterances {
+        // A cue's text may not hold "-->"; escape what WebVTT reserves.
+        let text = u
+            .text
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;");
+        out.push('\n');
+        out.push_str(&format!("{} --> {}\n", vtt_time(u.start), vtt_time(u.end)));
+        match u.speaker {
+            Some(s) => out.push_str(&format!("<v Speaker {}>{}\n", s + 1, text)),
+            None => out.push_str(&format!("{text}\n")),
+        }
+    }
+    out
+}
+
+/// JSON: an array of `{start, end, speaker, text}`, `speaker` 1-based and 0 when unknown (as
+/// the realtime route's `transcript.generated` numbers them).
+pub fn json(utterances: &[Utterance]) -> String {
+    #[derive(Serialize)]
+    struct Out<'a> {
+        start: f64,
+        end: f64,
+        speaker: usize,
+        text: &'a str,
+    }
+    let out: Vec<Out<'_>> = utterances
+        .iter()
+        .map(|u| Out {
+            start: (u.start * 1000.0).round() / 1000.0,
+            end: (u.end * 1000.0).round() / 1000.0,
+            speaker: u.speaker.map_or(0, |s| s + 1),
+            text: &u.text,
+        })
+        .collect();
+    let mut text = serde_json::to_string_pretty(&out).unwrap_or_else(|_| "[]".to_string());
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turn(speaker: usize, start: f64, end: f64) -> SpeakerTurn {
+        SpeakerTurn {
+            speaker,
+            start,
+            end,
+        }
+    }
+
+    fn said(start: f64, end: f64, text: &str) -> Utterance {
+        Utterance {
+            start,
+            end,
+            speaker: None,
+            text: text.to_string(),
+        }
+    }
+
+    #[test]
+    fn each_utterance_goes_to_the_voice_that_speaks_most_of_it() {
+        let mut u = vec![
+            said(0.0, 2.0, "hello"),
+            said(2.0, 5.0, "hi there"),
+            said(9.0, 10.0, "anyone?"),
+        ];
+        let turns = [turn(0, 0.0, 2.2), turn(1, 2.1, 4.0), turn(0, 4.0, 4.5)];
+        assign_speakers(&mut u, &turns);
+        assert_eq!(u[0].speaker, Some(0));
+        assert_eq!(u[1].speaker, Some(1));
+        assert_eq!(u[2].speaker, None);
+    }
+
+    #[test]
+    fn webvtt_names_the_voices_and_escapes_the_text() {
+        let mut u = vec![said(1.5, 62.25, "a <b> & c"), said(63.0, 64.0, "d")];
+        u[0].speaker = Some(1);
+        let text = webvtt(&u);
+        assert_eq!(
+            text,
+            "WEBVTT\n\n00:00:01.500 --> 00:01:02.250\n<v Speaker 2>a &lt;b&gt; &amp; c\n\n\
+             00:01:03.000 --> 00:01:04.000\nd\n"
+        );
+    }
+
+    #[test]
+    fn json_numbers_voices_from_one_and_unknown_as_zero() {
+        let mut u = vec![said(0.0, 1.0, "yes"), said(1.0, 2.0, "no")];
+        u[0].speaker = Some(0);
+        let v: serde_json::Value = serde_json::from_str(&json(&u)).unwrap();
+        assert_eq!(v[0]["speaker"], 1);
+        assert_eq!(v[1]["speaker"], 0);
+        assert_eq!(v[1]["text"], "no");
+    }
+}
