@@ -28,6 +28,11 @@
 //! the same audio analyzed as a file, whatever the chunking. After each window the extractor
 //! forgets what no later window reads, so a session's memory does not grow with its length.
 //!
+//! Words: built with [`LiveAnalyzer::keep_heard`], the analyzer keeps the samples it analyzed
+//! and its diarizer's speaker turns for the session's [`LiveTranscript`], which the caller runs
+//! apart from the analysis (see [`LiveTranscript`] for why); the utterances it gives come
+//! back through [`LiveAnalyzer::add_utterances`] for later windows to read.
+//!
 //! Falling behind: the caller decides when the session's analysis is behind (its queue of
 //! unread frames) and pushes frames with `skip = true`. A skipped frame is still demuxed and
 //! decoded (container and decoder state must follow the stream) but its audio is not analyzed;
@@ -39,9 +44,10 @@
 use crate::analysis::params::ModelParams;
 use crate::analysis::{RuleAnalyzer, WindowAnalyzer};
 use crate::error::{ErrorCode, ServiceError};
-use crate::features::{self, FeatureExtractor, Span};
+use crate::features::{self, FeatureExtractor, Span, SpeakerTurn};
 use crate::lifecycle::ClosedWindow;
 use crate::step::analyze_window;
+use crate::transcript::Utterance;
 use crate::visual::VisualTrack;
 use crate::window::{StreamWindower, WindowPlan, WindowSpan};
 use crate::wire::{AudioFormat, Endpoint, Model, Seconds, TimeRange};
@@ -65,6 +71,13 @@ pub const VIDEO_BACKLOG_S: f64 = 10.0;
 /// A window whose video covered less than this share of it is reported in
 /// `coverage.degraded` (the analyzer stops reading its video below 0.5).
 pub const DEGRADED_COVERAGE: f64 = 0.8;
+
+/// Utterances added with [`LiveAnalyzer::add_utterances`] are kept while they end less than
+/// this long before the latest analyzed window's end, s.
+pub const KEEP_UTTERANCES_S: f64 = 60.0;
+
+mod heard;
+pub use heard::{AudioRun, Heard, LiveTranscript};
 
 /// A non-fatal problem of one frame.
 #[derive(Debug, Clone, PartialEq)]
@@ -158,6 +171,12 @@ pub struct LiveAnalyzer {
     frames: VecDeque<VideoFrameInfo>,
     /// `push` leaves the video ahead of its windows to [`LiveAnalyzer::read_ahead`].
     defer_video: bool,
+    /// What the analysis heard, kept for a transcript ([`LiveAnalyzer::keep_heard`]).
+    heard: Option<Heard>,
+    /// Extractor time before which the diarizer's turns were already put in `heard`.
+    turns_noted_until: f64,
+    /// The session's words so far ([`LiveAnalyzer::add_utterances`]), in session time.
+    utterances: Vec<Utterance>,
 }
 
 impl std::fmt::Debug for LiveAnalyzer {
@@ -205,7 +224,71 @@ impl LiveAnalyzer {
             pictures: VecDeque::new(),
             frames: VecDeque::new(),
             defer_video: false,
+            heard: None,
+            turns_noted_until: 0.0,
+            utterances: Vec::new(),
         }
+    }
+
+    /// The same analyzer keeping what it hears for a transcript: the samples it analyzes and
+    /// the speaker turns its online diarizer gives, in session time, until taken by
+    /// [`take_heard`](Self::take_heard) (take them after every push: they are held until
+    /// then). Feed them to a [`LiveTranscript`].
+    pub fn keep_heard(mut self) -> Self {
+        self.heard = Some(Heard::default());
+        self
+    }
+
+    /// What the analysis heard since the last call (empty without
+    /// [`keep_heard`](Self::keep_heard)).
+    pub fn take_heard(&mut self) -> Heard {
+        match self.heard.as_mut() {
+            Some(heard) => {
+                let until = heard.turns_until;
+                let taken = std::mem::take(heard);
+                heard.turns_until = until;
+                taken
+            }
+            None => Heard::default(),
+        }
+    }
+
+    /// The session's transcript arrived this far: utterances in session time, with their
+    /// speakers (a [`LiveTranscript`]'s output), stored for the windows that follow. They
+    /// come later than the audio (a transcriber finalizes at pauses), so a window reads those
+    /// that arrived before it closes; they are kept for [`KEEP_UTTERANCES_S`] past the
+    /// latest analyzed window.
+    pub fn add_utterances(&mut self, utterances: &[Utterance]) {
+        self.utterances.extend_from_slice(utterances);
+    }
+
+    /// The utterances stored by [`add_utterances`](Self::add_utterances) and not yet let go.
+    pub fn utterances(&self) -> &[Utterance] {
+        &self.utterances
+    }
+
+    /// Puts the diarizer's new turns (session time) in `heard`.
+    fn note_turns(&mut self) {
+        let Some(heard) = self.heard.as_mut() else {
+            return;
+        };
+        // Each labelling step gives the turns of its own span, after the previous step's:
+        // the new turns start at or after where the previous ones were known up to (half a
+        // 10 ms grid frame of rounding).
+        let since = self.turns_noted_until - 0.005;
+        heard.turns.extend(
+            self.extractor
+                .speaker_turns_heard()
+                .iter()
+                .filter(|t| t.start >= since)
+                .map(|t| SpeakerTurn {
+                    speaker: t.speaker,
+                    start: t.start + self.origin,
+                    end: t.end + self.origin,
+                }),
+        );
+        self.turns_noted_until = self.extractor.speakers_labelled_s();
+        heard.turns_until = heard.turns_until.max(self.origin + self.turns_noted_until);
     }
 
     /// The same analyzer with [`push`](Self::push) returning as soon as the windows its frame
@@ -308,6 +391,7 @@ impl LiveAnalyzer {
         }
         self.read_ahead();
         self.extractor.finish();
+        self.note_turns();
         let mut spans: Vec<WindowSpan> = self
             .windower
             .advance(self.reader.media_end().max(self.origin))
@@ -351,8 +435,13 @@ impl LiveAnalyzer {
                 self.skipping = false;
                 self.extractor = FeatureExtractor::new();
                 self.origin = samples_before as f64 / RATE;
+                self.turns_noted_until = 0.0;
             }
             self.extractor.push(&samples);
+            if let Some(heard) = self.heard.as_mut() {
+                heard.push_audio(samples_before, &samples);
+            }
+            self.note_turns();
         }
         let ready = self.origin + self.extractor.settled_s();
         let analyzed_until = if self.skipping {
@@ -399,6 +488,8 @@ impl LiveAnalyzer {
         // What no later window reads is let go: memory stays bounded however long the
         // session runs (the extractor keeps its own look-back before the next window).
         self.extractor.forget_before(span.end - self.origin);
+        let keep_from = span.end - KEEP_UTTERANCES_S;
+        self.utterances.retain(|u| u.end >= keep_from);
         if let Some(visual) = self.visual.as_mut() {
             visual.forget_before(span.end - KEEP_CONTEXT_S);
         }

@@ -450,6 +450,20 @@ impl FeatureExtractor {
         self.voices.as_ref().map_or(&[], |v| v.turns())
     }
 
+    /// Time, s, before which the online diarizer has given every speaker turn it ever will
+    /// (it labels a step at a time, so this trails the input by up to a step): infinite after
+    /// [`finish`](Self::finish), without online speakers, or once the diarizer failed.
+    pub fn speakers_labelled_s(&self) -> f64 {
+        match self
+            .voices
+            .as_ref()
+            .map(|v| v.labelled_frames(self.finished))
+        {
+            Some(u64::MAX) | None => f64::INFINITY,
+            Some(frames) => frames as f64 * FRAME_SECONDS,
+        }
+    }
+
     /// Number of distinct speakers heard so far (0 up to [`MAX_SPEAKERS`]): the online
     /// diarizer's, or the speakers the held units carry when there is none. Forgetting output
     /// does not forget the diarizer's.

@@ -78,7 +78,8 @@ pub struct RecommendationInput<'a> {
     /// The signals detected in the period, one entry per analysis window
     /// they were present in, with that window's span as `start`/`end`.
     pub signals: &'a [Signal],
-    /// The most recent transcript the client sent, in spoken order.
+    /// The session's transcript, in spoken order: the most recent one the client sent, or
+    /// the server's own while the client sent none.
     pub transcript: &'a [TranscriptSegment],
     /// The engagement state of the latest analyzed window, if any.
     pub engagement: Option<EngagementLevel>,

@@ -15,7 +15,9 @@
 //! 3. at least one signal was present in a window of the open period (any
 //!    detection, not only a new `signal.detected`: a signal that stays
 //!    active is still detected in each window);
-//! 4. a transcript arrived since the previous recommendation.
+//! 4. a transcript arrived since the previous recommendation: a client's
+//!    `transcript.updated`, or, while the client sent none, a segment of the server's
+//!    own transcript (`transcript.generated`).
 //!
 //! Choices where the interface is silent:
 //! - The open period starts where the previous recommendation's period ended
@@ -140,7 +142,8 @@ impl RecommendationPacer {
             }));
     }
 
-    /// A `transcript.updated` frame was accepted.
+    /// A transcript arrived: a `transcript.updated` frame was accepted, or the server's
+    /// transcript gained a segment while the client sent none.
     pub fn transcript_arrived(&mut self) {
         self.transcript_pending = true;
     }

@@ -37,6 +37,12 @@
 //!   on another model), nothing of it applies and no `session.updated` follows.
 //! - `audio_format` is accepted before the first binary frame only, and stays
 //!   in force for the session once accepted.
+//! - Realtime `transcript.generated` ([`StreamSession::on_utterances`]): one final
+//!   segment per event, `{start, end, text, speaker}` in session seconds, the speaker
+//!   numbered from 1 in the order the session's diarizer first heard the voices (0 when no
+//!   speaker turn overlaps the segment). Until the client sends a `transcript.updated`,
+//!   these segments are the transcript recommendations read and each counts as a
+//!   transcript arriving; the client's transcript replaces them for the rest of the session.
 //! - Fatal conditions send the `error` envelope and close with the catalog's
 //!   close code; only a graceful close sends the final `signal.ended` events
 //!   and `session.ended`. A server shutdown (`ih6005`) also ends open signals
@@ -54,11 +60,12 @@ use crate::lifecycle::signals::UpdatePolicy;
 use crate::lifecycle::{ClosedWindow, SessionLifecycle};
 use crate::live::LiveOutput;
 use crate::recommend::{DuePeriod, Period, RecommendationInput, RecommendationPacer};
+use crate::transcript::Utterance;
 use crate::wire::{
     AnalysisGroup, AudioFormat, ClientFrame, CoverageDegraded, CoverageDropped, CoverageReason,
     Endpoint, EventData, IncludeFlag, Model, RealtimeConfig, RealtimeRecommendationGenerated,
     RecommendationFrequency, Seconds, SessionReady, SessionUpdated, StreamConfig,
-    SupportedConfigOptions, TimeRange, TranscriptSegment,
+    SupportedConfigOptions, TimeRange, TranscriptGenerated, TranscriptSegment,
 };
 
 /// What the server must do, in order.
@@ -119,11 +126,19 @@ pub enum Phase {
 pub struct RealtimeState {
     /// The active realtime config.
     pub config: RealtimeConfig,
-    /// The most recent transcript.
+    /// The transcript recommendations read: the client's latest `transcript.updated` once
+    /// one arrived, else the server's own (the latest [`SERVER_TRANSCRIPT_SEGMENTS`]
+    /// segments sent as `transcript.generated`).
     pub transcript: Vec<TranscriptSegment>,
+    /// Whether the client sent a transcript: from then on the client's is the one read.
+    pub client_transcript: bool,
     /// When the next recommendation is due (the interface's three conditions and pacing).
     pub pacer: RecommendationPacer,
 }
+
+/// The server transcript's segments a realtime session keeps for its recommendations (the
+/// recommenders read at most the latest 60).
+pub const SERVER_TRANSCRIPT_SEGMENTS: usize = 120;
 
 /// What a recommender is asked for one due period: owned, so it can travel to wherever the
 /// recommender runs (an HTTP backend is awaited off the session's loop).
@@ -332,6 +347,7 @@ impl StreamSession {
             }
             Ok(ClientFrame::TranscriptUpdated(update)) => {
                 self.realtime.transcript = update.transcript;
+                self.realtime.client_transcript = true;
                 self.realtime.pacer.transcript_arrived();
                 self.recommendation_due()
             }
@@ -483,6 +499,55 @@ impl StreamSession {
         actions.extend(self.on_coverage_dropped(output.dropped));
         if let Some(fatal) = output.fatal {
             actions.extend(self.on_media_problem(None, fatal, true));
+        }
+        actions
+    }
+
+    /// The session's own transcript advanced: utterances final in session time, in order,
+    /// with the voices of the session's online diarizer (a [`LiveTranscript`](crate::live::LiveTranscript)'s
+    /// output). On realtime each is one `transcript.generated` (times to the millisecond,
+    /// speaker from 1, 0 when unknown), and until the client sends a `transcript.updated`
+    /// they are the transcript recommendations read (each counts as a transcript arriving).
+    /// Stream sessions send nothing: the interface has no such event there.
+    pub fn on_utterances(&mut self, utterances: &[Utterance]) -> Vec<Action> {
+        if self.setup.endpoint != Endpoint::Realtime || self.phase == Phase::Closed {
+            return Vec::new();
+        }
+        let mut actions = Vec::new();
+        for u in utterances.iter().filter(|u| !u.text.trim().is_empty()) {
+            let ms = |t: Seconds| (t.max(0.0) * 1000.0).round() / 1000.0;
+            let text = u.text.trim().to_owned();
+            actions.push(Action::Send(EventData::TranscriptGenerated(
+                TranscriptGenerated {
+                    start: ms(u.start),
+                    end: ms(u.end),
+                    text: text.clone(),
+                    speaker: u.speaker.map_or(0, |s| s as u32 + 1),
+                },
+            )));
+            if !self.realtime.client_transcript {
+                // The recommenders number voices from 0, as clients do; a segment no turn
+                // overlaps is the previous segment's voice.
+                let speaker = match u.speaker {
+                    Some(s) => s as u32,
+                    None => self.realtime.transcript.last().map_or(0, |l| l.speaker),
+                };
+                let transcript = &mut self.realtime.transcript;
+                transcript.push(TranscriptSegment {
+                    start: ms(u.start),
+                    end: ms(u.end),
+                    text,
+                    speaker,
+                });
+                if transcript.len() > SERVER_TRANSCRIPT_SEGMENTS {
+                    let excess = transcript.len() - SERVER_TRANSCRIPT_SEGMENTS;
+                    transcript.drain(..excess);
+                }
+                self.realtime.pacer.transcript_arrived();
+            }
+        }
+        if !actions.is_empty() {
+            actions.extend(self.recommendation_due());
         }
         actions
     }

@@ -611,6 +611,121 @@ fn realtime_recommendations_are_due_per_frequency_with_signals_and_a_new_transcr
     assert!(next.contains(&"recommend:20-30".to_owned()), "{next:?}");
 }
 
+fn said(start: f64, end: f64, speaker: Option<usize>, text: &str) -> Utterance {
+    Utterance {
+        start,
+        end,
+        speaker,
+        text: text.to_owned(),
+    }
+}
+
+fn transcripts(actions: &[Action]) -> Vec<TranscriptGenerated> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Send(EventData::TranscriptGenerated(t)) => Some(t.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Realtime: each final utterance of the server's transcript is one `transcript.generated`
+/// (session seconds to the millisecond, voices from 1, 0 when unknown); recommendations read
+/// the server's transcript while the client sent none, and the client's once it does.
+#[test]
+fn realtime_sends_the_server_transcript_and_recommends_from_it_until_the_client_sends_one() {
+    let mut session = open(Endpoint::Realtime);
+    session.on_text(
+        0.5,
+        r#"{"realtime_recommendation_instructions":"coach the seller","realtime_recommendation_frequency":"high"}"#,
+    );
+    let stress = [(SignalType::Stress, Modality::Audio)];
+    assert!(!types(&session.on_windows(&[window(0.0, &stress)]))
+        .iter()
+        .any(|t| t.starts_with("recommend")));
+    let actions = session.on_utterances(&[
+        said(0.5004, 4.25, Some(0), " Our plan covers every team. "),
+        said(4.5, 6.0, Some(1), "Is onboarding included?"),
+        said(6.0, 6.5, None, "Yes."),
+        said(6.5, 6.6, Some(1), "  "),
+    ]);
+    assert_eq!(
+        transcripts(&actions),
+        [
+            TranscriptGenerated {
+                start: 0.5,
+                end: 4.25,
+                text: "Our plan covers every team.".into(),
+                speaker: 1
+            },
+            TranscriptGenerated {
+                start: 4.5,
+                end: 6.0,
+                text: "Is onboarding included?".into(),
+                speaker: 2
+            },
+            TranscriptGenerated {
+                start: 6.0,
+                end: 6.5,
+                text: "Yes.".into(),
+                speaker: 0
+            },
+        ]
+    );
+    // With 10 s analyzed, a signal and the server's transcript, a recommendation is due,
+    // and it reads the server's words (voices from 0, an unknown one as the previous voice).
+    let actions = session.on_windows(&[window(5.0, &stress)]);
+    let request = actions
+        .iter()
+        .find_map(|a| match a {
+            Action::Recommend(r) => Some(r.clone()),
+            _ => None,
+        })
+        .expect("due on the server's transcript");
+    let input = request.input().expect("instructions are set");
+    let read: Vec<(&str, u32)> = input
+        .transcript
+        .iter()
+        .map(|t| (t.text.as_str(), t.speaker))
+        .collect();
+    assert_eq!(
+        read,
+        [
+            ("Our plan covers every team.", 0),
+            ("Is onboarding included?", 1),
+            ("Yes.", 1)
+        ]
+    );
+    // The client's transcript replaces it; later server segments are still sent but no
+    // longer read, and no longer count as a transcript arriving.
+    session.on_text(
+        11.0,
+        r#"{"type":"transcript.updated","transcript":[{"start":0,"end":2,"text":"hi?","speaker":0}]}"#,
+    );
+    let actions = session.on_utterances(&[said(7.0, 9.0, Some(0), "It is.")]);
+    assert_eq!(types(&actions), ["transcript.generated"]);
+    assert_eq!(session.realtime().transcript.len(), 1);
+    assert_eq!(session.realtime().transcript[0].text, "hi?");
+}
+
+#[test]
+fn streams_send_no_transcript() {
+    for endpoint in [Endpoint::StreamV1, Endpoint::StreamV2] {
+        let mut session = open(endpoint);
+        assert!(session
+            .on_utterances(&[said(0.0, 1.0, Some(0), "hello")])
+            .is_empty());
+    }
+    // Nor does a realtime session once it ended.
+    let mut session = open(Endpoint::Realtime);
+    session.on_text(0.0, r#"{"type":"session.close"}"#);
+    session.on_drained();
+    assert!(session
+        .on_utterances(&[said(0.0, 1.0, Some(0), "hello")])
+        .is_empty());
+}
+
 #[test]
 fn streams_never_ask_for_recommendations() {
     let mut session = open(Endpoint::StreamV2);

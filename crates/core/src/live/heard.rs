@@ -1,0 +1,398 @@
+//! A live session's words: what its analysis heard ([`Heard`]), transcribed as it arrives
+//! ([`LiveTranscript`]).
+
+use crate::features::SpeakerTurn;
+use crate::transcript::{assign_speakers, Transcriber, TranscriptStream, Utterance};
+use crate::wire::Seconds;
+
+/// Samples per second of the session's audio.
+const RATE: f64 = 16_000.0;
+/// Speaker turns kept before the latest labelled time, s: longer than any utterance a
+/// transcriber holds (at most 30 s) plus the diarizer's step.
+const KEEP_TURNS_S: f64 = 60.0;
+
+/// Consecutive samples of a session's analyzed audio.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AudioRun {
+    /// Session sample index of `pcm[0]` (16 kHz from the session's first sample).
+    pub first_sample: u64,
+    /// 16 kHz mono samples.
+    pub pcm: Vec<f32>,
+}
+
+impl AudioRun {
+    /// The session sample just after this run.
+    pub fn end_sample(&self) -> u64 {
+        self.first_sample + self.pcm.len() as u64
+    }
+}
+
+/// What a session's analysis heard since it was last taken
+/// ([`LiveAnalyzer::take_heard`](super::LiveAnalyzer::take_heard)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Heard {
+    /// The samples analyzed, in order, in runs of consecutive samples (a new run after media
+    /// the analysis skipped).
+    pub audio: Vec<AudioRun>,
+    /// The speaker turns the online diarizer gave, session seconds.
+    pub turns: Vec<SpeakerTurn>,
+    /// Session time before which every speaker turn has been given (infinite once the
+    /// stream ended or when there is no diarizer).
+    pub turns_until: Seconds,
+}
+
+impl Default for Heard {
+    fn default() -> Self {
+        Self {
+            audio: Vec::new(),
+            turns: Vec::new(),
+            turns_until: 0.0,
+        }
+    }
+}
+
+impl Heard {
+    /// Whether there is neither audio nor a turn in it.
+    pub fn is_empty(&self) -> bool {
+        self.audio.is_empty() && self.turns.is_empty()
+    }
+
+    /// Samples of audio held.
+    pub fn samples(&self) -> usize {
+        self.audio.iter().map(|r| r.pcm.len()).sum()
+    }
+
+    /// Appends samples that start at session sample `first_sample`, joined to the last run
+    /// when they follow it.
+    pub fn push_audio(&mut self, first_sample: u64, pcm: &[f32]) {
+        if pcm.is_empty() {
+            return;
+        }
+        match self.audio.last_mut() {
+            Some(last) if last.end_sample() == first_sample => last.pcm.extend_from_slice(pcm),
+            _ => self.audio.push(AudioRun {
+                first_sample,
+                pcm: pcm.to_vec(),
+            }),
+        }
+    }
+
+    /// Appends what was heard after this.
+    pub fn extend(&mut self, later: Heard) {
+        for run in later.audio {
+            self.push_audio(run.first_sample, &run.pcm);
+        }
+        self.turns.extend(later.turns);
+        self.turns_until = self.turns_until.max(later.turns_until);
+    }
+
+    /// Keeps at most the last `samples` of audio (a transcription behind lets go of the
+    /// oldest; the turns stay). Returns the samples let go.
+    pub fn keep_last_audio(&mut self, samples: usize) -> usize {
+        let mut excess = self.samples().saturating_sub(samples);
+        let dropped = excess;
+        while excess > 0 {
+            let Some(first) = self.audio.first_mut() else {
+                break;
+            };
+            if first.pcm.len() <= excess {
+                excess -= first.pcm.len();
+                self.audio.remove(0);
+            } else {
+                first.pcm.drain(..excess);
+                first.first_sample += excess as u64;
+                excess = 0;
+            }
+        }
+        dropped
+    }
+}
+
+/// One live session's transcription, each utterance given the voice the session's online
+/// diarizer heard speaking it. Sans-I/O: it runs where the caller calls it, for as long as
+/// the transcriber takes.
+///
+/// The analysis and the transcription are two steps so that a caller can run them apart (the
+/// server runs a session's transcription as its own task on the analysis executor, so a
+/// decoding, about half a CPU second, never holds back the session's window events):
+///
+/// 1. a [`LiveAnalyzer`](super::LiveAnalyzer) built with
+///    [`keep_heard`](super::LiveAnalyzer::keep_heard) keeps the samples it analyzed and the
+///    speaker turns its diarizer gave, in session time, until [`take_heard`](super::LiveAnalyzer::take_heard);
+/// 2. a [`LiveTranscript`] is fed those ([`LiveTranscript::push`]) and gives the utterances
+///    that became final, in order, with session times and speakers.
+///
+/// An utterance is final when the transcriber closes it (at a pause, see
+/// `attune_voice::whisper::StreamTranscriber`) and the diarizer has labelled its whole span
+/// (it labels 5 s steps, so a closed utterance waits up to one step for its voice): its
+/// speaker is the voice whose turns overlap it most, `None` when no turn does. Audio the
+/// analysis skipped (a session behind) is not transcribed: at such a gap the words held are
+/// finalized and a new transcriber starts after it. After a skip the analysis restarts its
+/// diarizer too, so the voice numbers after a gap are those of a new diarizer.
+pub struct LiveTranscript {
+    transcriber: &'static dyn Transcriber,
+    /// The transcriber of the current run of consecutive audio.
+    stream: Option<Box<dyn TranscriptStream>>,
+    /// Session sample of the current stream's first sample.
+    origin: u64,
+    /// Session sample the current stream expects next.
+    next: u64,
+    turns: Vec<SpeakerTurn>,
+    turns_until: Seconds,
+    /// Closed utterances waiting for the diarizer to label their span, in order.
+    waiting: Vec<Utterance>,
+    /// The transcriber's first error; nothing is transcribed after it.
+    error: Option<String>,
+}
+
+impl std::fmt::Debug for LiveTranscript {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveTranscript")
+            .field("origin", &self.origin)
+            .field("next", &self.next)
+            .field("turns_until", &self.turns_until)
+            .field("waiting", &self.waiting.len())
+            .field("error", &self.error)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LiveTranscript {
+    /// A session's transcription by `transcriber` (normally [`crate::transcript::shared`]).
+    pub fn new(transcriber: &'static dyn Transcriber) -> Self {
+        Self {
+            transcriber,
+            stream: None,
+            origin: 0,
+            next: 0,
+            turns: Vec::new(),
+            turns_until: 0.0,
+            waiting: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// The transcriber's error, once it failed (nothing more is transcribed).
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
+    /// Feeds what the analysis heard; gives the utterances that became final (session times,
+    /// speakers from the turns).
+    pub fn push(&mut self, heard: Heard) -> Vec<Utterance> {
+        self.turns.extend(heard.turns);
+        self.turns_until = self.turns_until.max(heard.turns_until);
+        // Utterances final whatever the turns say: those before a gap.
+        let mut before_gap = 0;
+        for run in heard.audio {
+            if self.stream.is_some() && run.first_sample != self.next {
+                // Media the analysis skipped: what is held ends here.
+                self.close_stream();
+                before_gap = self.waiting.len();
+            }
+            self.feed(run);
+        }
+        let out = self.release(before_gap);
+        let keep_from = self.turns_until - KEEP_TURNS_S;
+        if keep_from.is_finite() {
+            self.turns.retain(|t| t.end >= keep_from);
+        }
+        out
+    }
+
+    /// The stream ended: the words still held, every one final. Call after the last
+    /// [`push`](Self::push) (whose [`Heard`] came from the analyzer's finish, so every turn
+    /// is in).
+    pub fn finish(&mut self) -> Vec<Utterance> {
+        self.close_stream();
+        self.release(usize::MAX)
+    }
+
+    fn feed(&mut self, run: AudioRun) {
+        if self.error.is_some() || run.pcm.is_empty() {
+            return;
+        }
+        if self.stream.is_none() {
+            match self.transcriber.stream() {
+                Ok(stream) => {
+                    self.stream = Some(stream);
+                    self.origin = run.first_sample;
+                }
+                Err(error) => {
+                    self.error = Some(error);
+                    return;
+                }
+            }
+        }
+        self.next = run.end_sample();
+        let result = match self.stream.as_mut() {
+            Some(stream) => stream.push(&run.pcm),
+            None => return,
+        };
+        match result {
+            Ok(utterances) => self.hold(utterances),
+            Err(error) => {
+                self.error = Some(error);
+                self.stream = None;
+            }
+        }
+    }
+
+    fn close_stream(&mut self) {
+        if let Some(mut stream) = self.stream.take() {
+            match stream.finish() {
+                Ok(utterances) => self.hold(utterances),
+                Err(error) => self.error = Some(error),
+            }
+        }
+    }
+
+    /// Holds utterances of the current stream in session time.
+    fn hold(&mut self, utterances: Vec<Utterance>) {
+        let offset = self.origin as f64 / RATE;
+        self.waiting
+            .extend(utterances.into_iter().filter_map(|mut u| {
+                u.text = u.text.trim().to_owned();
+                if u.text.is_empty() {
+                    return None;
+                }
+                u.start += offset;
+                u.end += offset;
+                Some(u)
+            }));
+    }
+
+    /// The waiting utterances whose span is labelled, and at least the first `at_least`,
+    /// with their speakers.
+    fn release(&mut self, at_least: usize) -> Vec<Utterance> {
+        let labelled = self
+            .waiting
+            .iter()
+            .take_while(|u| u.end <= self.turns_until)
+            .count();
+        let ready = labelled.max(at_least).min(self.waiting.len());
+        let mut out: Vec<Utterance> = self.waiting.drain(..ready).collect();
+        assign_speakers(&mut out, &self.turns);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A transcriber that "hears" one utterance per 16 000 samples pushed, numbered, spanning
+    /// the middle half of that second of its stream.
+    struct Counting;
+
+    struct CountingStream {
+        seen: usize,
+        said: usize,
+    }
+
+    impl TranscriptStream for CountingStream {
+        fn push(&mut self, pcm: &[f32]) -> Result<Vec<Utterance>, String> {
+            self.seen += pcm.len();
+            let mut out = Vec::new();
+            while (self.said + 1) * 16_000 <= self.seen {
+                let t = self.said as f64;
+                out.push(Utterance {
+                    start: t + 0.25,
+                    end: t + 0.75,
+                    speaker: None,
+                    text: format!(" word {}", self.said),
+                });
+                self.said += 1;
+            }
+            Ok(out)
+        }
+
+        fn finish(&mut self) -> Result<Vec<Utterance>, String> {
+            Ok(vec![Utterance {
+                start: self.seen as f64 / RATE,
+                end: self.seen as f64 / RATE,
+                speaker: None,
+                text: "end".into(),
+            }])
+        }
+    }
+
+    impl Transcriber for Counting {
+        fn transcribe(&self, _pcm: &[f32]) -> Result<Vec<Utterance>, String> {
+            Ok(Vec::new())
+        }
+        fn stream(&self) -> Result<Box<dyn TranscriptStream>, String> {
+            Ok(Box::new(CountingStream { seen: 0, said: 0 }))
+        }
+        fn language(&self) -> &'static str {
+            "en"
+        }
+    }
+
+    fn heard(first_sample: u64, seconds: f64, turns: Vec<SpeakerTurn>, until: f64) -> Heard {
+        let mut h = Heard {
+            turns,
+            turns_until: until,
+            ..Heard::default()
+        };
+        h.push_audio(first_sample, &vec![0.0; (seconds * RATE) as usize]);
+        h
+    }
+
+    fn turn(speaker: usize, start: f64, end: f64) -> SpeakerTurn {
+        SpeakerTurn {
+            speaker,
+            start,
+            end,
+        }
+    }
+
+    #[test]
+    fn utterances_wait_for_their_voice_and_come_in_session_time() {
+        let mut t = LiveTranscript::new(&Counting);
+        // Two seconds heard, no turn labelled yet: nothing is final.
+        assert!(t.push(heard(0, 2.0, vec![], 0.0)).is_empty());
+        // The diarizer labelled the first 1.5 s: the first utterance (0.25-0.75) is final.
+        let out = t.push(heard(32_000, 0.5, vec![turn(1, 0.0, 1.3)], 1.5));
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].start, out[0].end), (0.25, 0.75));
+        assert_eq!(out[0].speaker, Some(1));
+        assert_eq!(out[0].text, "word 0");
+        // The end: everything held, in order, the last without a voice.
+        let mut rest = t.push(heard(40_000, 0.0, vec![turn(0, 1.5, 2.5)], f64::INFINITY));
+        rest.extend(t.finish());
+        let words: Vec<(&str, Option<usize>)> =
+            rest.iter().map(|u| (u.text.as_str(), u.speaker)).collect();
+        assert_eq!(words, [("word 1", Some(0)), ("end", None)]);
+    }
+
+    #[test]
+    fn a_gap_finalizes_what_is_held_and_restarts_after_it() {
+        let mut t = LiveTranscript::new(&Counting);
+        assert!(t.push(heard(0, 1.0, vec![], 0.0)).is_empty());
+        // Two seconds skipped by the analysis: the held words are final at once.
+        let out = t.push(heard(48_000, 1.0, vec![], 0.0));
+        let texts: Vec<&str> = out.iter().map(|u| u.text.as_str()).collect();
+        assert_eq!(texts, ["word 0", "end"]);
+        assert_eq!(out[1].start, 1.0);
+        // The new stream's words are in session time, after the gap.
+        let out = t.push(heard(64_000, 0.0, vec![], f64::INFINITY));
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].start, out[0].end), (3.25, 3.75));
+    }
+
+    #[test]
+    fn heard_joins_consecutive_audio_and_lets_the_oldest_go() {
+        let mut h = Heard::default();
+        h.push_audio(0, &[0.0; 10]);
+        h.push_audio(10, &[1.0; 10]);
+        h.push_audio(30, &[2.0; 5]);
+        assert_eq!(h.audio.len(), 2);
+        assert_eq!(h.samples(), 25);
+        assert_eq!(h.keep_last_audio(8), 17);
+        assert_eq!(h.audio.len(), 2);
+        assert_eq!(h.audio[0].first_sample, 17);
+        assert_eq!(h.audio[0].pcm, [1.0; 3]);
+        assert_eq!(h.audio[1].first_sample, 30);
+    }
+}

@@ -1,0 +1,184 @@
+//! Realtime `transcript.generated`: a realtime session run through the library as the server
+//! runs it (the session engine, the live analyzer keeping what it hears, the session's
+//! `LiveTranscript` on the process's Whisper), fed a real telephone call as a browser would
+//! send it, and fed silence.
+
+use attune_core::access::{negotiate, ALL_SCOPES};
+use attune_core::live::{LiveAnalyzer, LiveTranscript};
+use attune_core::session::{Action, SessionSetup, StreamSession};
+use attune_core::transcript::{self, Transcriber};
+use attune_core::wire::{
+    AudioEncoding, AudioFormat, Endpoint, EventData, Model, TranscriptGenerated,
+};
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = format!("{}/../../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn whisper() -> &'static dyn Transcriber {
+    transcript::shared().expect("Whisper tiny.en is in models/ (and ATTUNE_TRANSCRIBE is not 0)")
+}
+
+/// How the media reaches the session.
+enum Media {
+    /// Container bytes on `inter-2`, cut into frames of this many bytes.
+    Container(Vec<u8>, usize),
+    /// Raw 16 kHz s16le PCM on an `inter-2-audio` analyzer, in frames of this many bytes.
+    Pcm(Vec<u8>, usize),
+}
+
+/// Runs a realtime session to its graceful end: config, every frame, `session.close`. Analysis
+/// and transcription run inline, in the order the server runs them (each frame's windows,
+/// then what its audio finalized; at the drain the analyzer's last windows, then the
+/// transcriber's last words, then the end). Returns every event sent.
+fn realtime_session(media: Media) -> Vec<EventData> {
+    let scopes = ALL_SCOPES.iter().copied().collect();
+    let negotiated = negotiate(Endpoint::Realtime, None, &scopes, Model::SERVED).expect("scopes");
+    let setup = SessionSetup::new(Endpoint::Realtime, negotiated, "https://docs.example");
+    let (mut session, first) = StreamSession::open(setup, 0.0);
+    let (model, bytes, chunk, pcm) = match media {
+        Media::Container(bytes, chunk) => (Model::Inter2, bytes, chunk, false),
+        Media::Pcm(bytes, chunk) => (Model::Inter2Audio, bytes, chunk, true),
+    };
+    let mut analyzer = LiveAnalyzer::new(model, Endpoint::Realtime).keep_heard();
+    if pcm {
+        analyzer
+            .set_audio_format(AudioFormat {
+                encoding: AudioEncoding::PcmS16le,
+                sample_rate: 16_000,
+                channels: 1,
+            })
+            .expect("16 kHz PCM");
+    }
+    let mut transcript = LiveTranscript::new(whisper());
+    let mut events = Vec::new();
+    let mut pending: Vec<Action> = first;
+    pending.extend(session.on_text(0.0, r#"{"analysis_groups":["audio","visual"]}"#));
+    let mut frames: Vec<Vec<u8>> = bytes.chunks(chunk).map(<[u8]>::to_vec).collect();
+    frames.reverse();
+    let mut closed = false;
+    loop {
+        let Some(action) = (!pending.is_empty()).then(|| pending.remove(0)) else {
+            let now = analyzer.media_end();
+            match frames.pop() {
+                Some(frame) => pending = session.on_binary(now, frame),
+                None if !closed => {
+                    closed = true;
+                    pending = session.on_text(now, r#"{"type":"session.close"}"#);
+                }
+                None => panic!("the session never ended"),
+            }
+            continue;
+        };
+        match action {
+            Action::Send(data) => events.push(data),
+            Action::Media { segment, bytes } => {
+                let output = analyzer.push(segment, &bytes, false);
+                let now = analyzer.media_end();
+                pending.extend(session.on_live_output(now, output));
+                let words = transcript.push(analyzer.take_heard());
+                pending.extend(session.on_utterances(&words));
+            }
+            Action::FinishMedia => {
+                let output = analyzer.finish();
+                let now = analyzer.media_end();
+                pending.extend(session.on_live_output(now, output));
+                let mut words = transcript.push(analyzer.take_heard());
+                words.extend(transcript.finish());
+                pending.extend(session.on_utterances(&words));
+                pending.extend(session.on_drained());
+            }
+            Action::Close { code, .. } => {
+                assert_eq!(code, 1000, "{events:?}");
+                break;
+            }
+            Action::SetAudioFormat(_) | Action::Recommend(_) => {}
+        }
+    }
+    assert!(transcript.error().is_none(), "{:?}", transcript.error());
+    events
+}
+
+fn segments(events: &[EventData]) -> Vec<&TranscriptGenerated> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            EventData::TranscriptGenerated(t) => Some(t),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The pyannote sample call (30 s, two women, `tests/fixtures/real/sample.stm`) as one
+/// continuous VP8 + Opus WebM in 16 KiB frames.
+#[test]
+fn a_realtime_session_sends_the_words_of_a_real_call_in_session_time_before_it_ends() {
+    let events = realtime_session(Media::Container(
+        fixture("real/sample_vp8_opus.webm"),
+        16 * 1024,
+    ));
+    let said = segments(&events);
+    for s in &said {
+        eprintln!("{:6.2}-{:6.2} [{}] {}", s.start, s.end, s.speaker, s.text);
+    }
+    assert!(said.len() >= 3, "{said:?}");
+    // Each segment is final, in spoken order, within the 30 s of media, with words.
+    for pair in said.windows(2) {
+        assert!(pair[0].start <= pair[1].start, "{pair:?}");
+    }
+    for s in &said {
+        assert!(0.0 <= s.start && s.start < s.end && s.end <= 30.5, "{s:?}");
+        assert!(!s.text.trim().is_empty(), "{s:?}");
+        assert_eq!(s.text, s.text.trim(), "{s:?}");
+    }
+    // "This is Diane in New Jersey." is said at 12.5-14.2 s of the call: the segment that
+    // holds it covers that time.
+    let diane = said
+        .iter()
+        .find(|s| s.text.contains("Diane"))
+        .unwrap_or_else(|| panic!("no segment names Diane: {said:?}"));
+    assert!(diane.text.contains("New Jersey"), "{diane:?}");
+    assert!(diane.start <= 13.0 && diane.end >= 14.0, "{diane:?}");
+    // The call's last words (28.4-30.0 s) come at the drain, before `session.ended`.
+    let last = said.last().unwrap();
+    assert!(last.end >= 29.0, "{last:?}");
+    assert!(last.text.contains("New Jersey"), "{last:?}");
+    let position = |f: &dyn Fn(&EventData) -> bool| events.iter().rposition(f).unwrap();
+    let last_words = position(&|e| matches!(e, EventData::TranscriptGenerated(_)));
+    let ended = position(&|e| matches!(e, EventData::SessionEnded(_)));
+    assert!(last_words < ended);
+    assert_eq!(ended, events.len() - 1);
+    // Voices numbered from 1 in order of first speech (0 where no speaker turn overlaps a
+    // segment): Diane speaks first, so she is 1; Sheila's "they all call me a Yankee down
+    // here" (24.1-28.4 s) is another voice.
+    assert!(said.iter().all(|s| s.speaker <= 8), "{said:?}");
+    assert_eq!(diane.speaker, 1, "{diane:?}");
+    let yankee = said
+        .iter()
+        .find(|s| s.text.contains("Yankee"))
+        .unwrap_or_else(|| panic!("no segment says Yankee: {said:?}"));
+    assert!(yankee.speaker >= 2, "{yankee:?}");
+}
+
+/// Digital silence and faint noise: nothing is said, nothing is sent.
+#[test]
+fn a_silent_realtime_session_sends_no_transcript() {
+    let mut state = 0x2545_f491_u32;
+    let mut pcm = Vec::new();
+    for i in 0..16_000 * 20 {
+        // 10 s of zeros, then 10 s of white noise at about -46 dBFS.
+        let sample: i16 = if i < 16_000 * 10 {
+            0
+        } else {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            ((state >> 16) as i16) / 200
+        };
+        pcm.extend_from_slice(&sample.to_le_bytes());
+    }
+    let events = realtime_session(Media::Pcm(pcm, 3_200));
+    assert!(segments(&events).is_empty(), "{events:?}");
+    assert!(matches!(events.last(), Some(EventData::SessionEnded(_))));
+}
