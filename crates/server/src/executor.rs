@@ -1,15 +1,20 @@
 //! The one analysis executor of an instance: a fixed set of threads (`analysis_threads`)
-//! running upload analyses and stream analysis batches alike.
+//! running upload analyses, stream analysis batches and live transcription alike.
 //!
 //! Hand-written rather than `spawn_blocking`: tokio's blocking pool grows a thread per
 //! waiting task (up to 512), so hundreds of sessions would oversubscribe the cores and every
 //! session's latency would suffer together; a fixed set keeps one task per core running and
 //! queues the rest.
 //!
-//! Two queues, one per [`Lane`], each first come, first served:
+//! Three queues, one per [`Lane`], each first come, first served:
 //! - **Streams first.** A free thread takes the oldest waiting stream batch before any
 //!   upload: a batch is short (the frames a session received since its last batch) and a
 //!   live session's events wait on it.
+//! - **Then live transcription, never on every thread.** A session's transcription step
+//!   (a Whisper decoding, about half a CPU second, every 5-15 s of speech) waits behind stream
+//!   batches but not behind uploads, and at most `threads - 1` run at once (one with a single
+//!   thread), so a decoding never holds every thread while window batches wait. Transcripts
+//!   are late by nature (a segment is final at a pause); a window event is not.
 //! - **Uploads never take every thread.** At most `threads - 1` upload analyses run at once
 //!   (one when there is a single thread), so with two threads or more a long upload cannot
 //!   hold back a live session's windows: one thread is always left to the streams' queue.
@@ -29,6 +34,9 @@ type Task = Box<dyn FnOnce() + Send>;
 pub enum Lane {
     /// A stream session's batch of frames: latency-bound, served first.
     Stream,
+    /// A live session's transcription step: served after stream batches, never on every
+    /// thread.
+    Transcript,
     /// An upload's analysis: throughput-bound, never on every thread.
     Upload,
 }
@@ -48,6 +56,8 @@ struct Shared {
 #[derive(Default)]
 struct Queues {
     streams: VecDeque<Task>,
+    transcripts: VecDeque<Task>,
+    transcripts_running: usize,
     uploads: VecDeque<Task>,
     uploads_running: usize,
 }
@@ -110,6 +120,7 @@ impl Executor {
         let mut queues = self.lock();
         match lane {
             Lane::Stream => queues.streams.push_back(Box::new(task)),
+            Lane::Transcript => queues.transcripts.push_back(Box::new(task)),
             Lane::Upload => queues.uploads.push_back(Box::new(task)),
         }
         drop(queues);
@@ -133,6 +144,12 @@ fn upload_capacity(threads: usize) -> usize {
 fn next(queues: &mut Queues, threads: usize) -> Option<(Lane, Task)> {
     if let Some(task) = queues.streams.pop_front() {
         return Some((Lane::Stream, task));
+    }
+    if queues.transcripts_running < upload_capacity(threads) {
+        if let Some(task) = queues.transcripts.pop_front() {
+            queues.transcripts_running += 1;
+            return Some((Lane::Transcript, task));
+        }
     }
     if queues.uploads_running < upload_capacity(threads) {
         if let Some(task) = queues.uploads.pop_front() {
@@ -159,9 +176,12 @@ fn work(shared: &Shared) {
         };
         // Tasks catch their own panics (`Executor::run`), so the thread lives on.
         task();
-        if lane == Lane::Upload {
+        if lane != Lane::Stream {
             let mut queues = shared.state.lock().unwrap_or_else(PoisonError::into_inner);
-            queues.uploads_running -= 1;
+            match lane {
+                Lane::Transcript => queues.transcripts_running -= 1,
+                _ => queues.uploads_running -= 1,
+            }
             drop(queues);
             shared.ready.notify_all();
         }
@@ -241,6 +261,43 @@ mod tests {
         }
         assert_eq!(order, ["stream-1", "stream-2", "upload"]);
         assert_eq!(queues.uploads_running, 1);
+    }
+
+    /// Transcription waits behind stream batches, goes before waiting uploads, and never
+    /// takes every thread.
+    #[test]
+    fn transcripts_come_after_streams_before_uploads_and_leave_a_thread() {
+        let mut queues = Queues::default();
+        let (tx, rx) = mpsc::channel();
+        for (lane, name) in [
+            (Lane::Upload, "upload"),
+            (Lane::Transcript, "words-1"),
+            (Lane::Transcript, "words-2"),
+            (Lane::Stream, "stream"),
+        ] {
+            let tx = tx.clone();
+            let task: Task = Box::new(move || tx.send(name).unwrap());
+            match lane {
+                Lane::Stream => queues.streams.push_back(task),
+                Lane::Transcript => queues.transcripts.push_back(task),
+                Lane::Upload => queues.uploads.push_back(task),
+            }
+        }
+        // Three threads: two may transcribe at once, uploads have their own two.
+        let mut order = Vec::new();
+        while let Some((_, task)) = next(&mut queues, 3) {
+            task();
+            order.push(rx.recv().unwrap());
+        }
+        assert_eq!(order, ["stream", "words-1", "words-2", "upload"]);
+        assert_eq!(queues.transcripts_running, 2);
+        // Two threads: one transcription runs, the next waits for it, not for a thread.
+        let mut queues = Queues::default();
+        for _ in 0..2 {
+            queues.transcripts.push_back(Box::new(|| {}));
+        }
+        assert!(matches!(next(&mut queues, 2), Some((Lane::Transcript, _))));
+        assert!(next(&mut queues, 2).is_none());
     }
 
     #[test]

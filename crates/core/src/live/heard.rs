@@ -7,6 +7,10 @@ use crate::wire::Seconds;
 
 /// Samples per second of the session's audio.
 const RATE: f64 = 16_000.0;
+/// Samples handed to the transcriber at a time (0.1 s), counted from its stream's first
+/// sample: what it decides (where speech starts, the lead-in it keeps, when it decodes) then
+/// depends on the audio alone, not on how the analysis happened to batch it.
+const FEED_SAMPLES: usize = 1_600;
 /// Speaker turns kept before the latest labelled time, s: longer than any utterance a
 /// transcriber holds (at most 30 s) plus the diarizer's step.
 const KEEP_TURNS_S: f64 = 60.0;
@@ -85,27 +89,6 @@ impl Heard {
         self.turns.extend(later.turns);
         self.turns_until = self.turns_until.max(later.turns_until);
     }
-
-    /// Keeps at most the last `samples` of audio (a transcription behind lets go of the
-    /// oldest; the turns stay). Returns the samples let go.
-    pub fn keep_last_audio(&mut self, samples: usize) -> usize {
-        let mut excess = self.samples().saturating_sub(samples);
-        let dropped = excess;
-        while excess > 0 {
-            let Some(first) = self.audio.first_mut() else {
-                break;
-            };
-            if first.pcm.len() <= excess {
-                excess -= first.pcm.len();
-                self.audio.remove(0);
-            } else {
-                first.pcm.drain(..excess);
-                first.first_sample += excess as u64;
-                excess = 0;
-            }
-        }
-        dropped
-    }
 }
 
 /// One live session's transcription, each utterance given the voice the session's online
@@ -137,6 +120,9 @@ pub struct LiveTranscript {
     origin: u64,
     /// Session sample the current stream expects next.
     next: u64,
+    /// Samples received for the current stream and not yet handed to it (under
+    /// [`FEED_SAMPLES`]).
+    unfed: Vec<f32>,
     turns: Vec<SpeakerTurn>,
     turns_until: Seconds,
     /// Closed utterances waiting for the diarizer to label their span, in order.
@@ -165,6 +151,7 @@ impl LiveTranscript {
             stream: None,
             origin: 0,
             next: 0,
+            unfed: Vec::with_capacity(FEED_SAMPLES),
             turns: Vec::new(),
             turns_until: 0.0,
             waiting: Vec::new(),
@@ -225,10 +212,24 @@ impl LiveTranscript {
             }
         }
         self.next = run.end_sample();
+        let mut rest = run.pcm.as_slice();
+        while !rest.is_empty() {
+            let take = (FEED_SAMPLES - self.unfed.len()).min(rest.len());
+            self.unfed.extend_from_slice(&rest[..take]);
+            rest = &rest[take..];
+            if self.unfed.len() == FEED_SAMPLES {
+                self.feed_unfed();
+            }
+        }
+    }
+
+    /// Hands the unfed samples to the stream.
+    fn feed_unfed(&mut self) {
         let result = match self.stream.as_mut() {
-            Some(stream) => stream.push(&run.pcm),
-            None => return,
+            Some(stream) => stream.push(&self.unfed),
+            None => Ok(Vec::new()),
         };
+        self.unfed.clear();
         match result {
             Ok(utterances) => self.hold(utterances),
             Err(error) => {
@@ -239,6 +240,9 @@ impl LiveTranscript {
     }
 
     fn close_stream(&mut self) {
+        if !self.unfed.is_empty() {
+            self.feed_unfed();
+        }
         if let Some(mut stream) = self.stream.take() {
             match stream.finish() {
                 Ok(utterances) => self.hold(utterances),
@@ -381,18 +385,76 @@ mod tests {
         assert_eq!((out[0].start, out[0].end), (3.25, 3.75));
     }
 
+    /// A transcriber that records the size of every push.
+    struct Recording(std::sync::Mutex<Vec<usize>>);
+
+    struct RecordingStream(&'static Recording);
+
+    impl TranscriptStream for RecordingStream {
+        fn push(&mut self, pcm: &[f32]) -> Result<Vec<Utterance>, String> {
+            self.0 .0.lock().unwrap().push(pcm.len());
+            Ok(Vec::new())
+        }
+        fn finish(&mut self) -> Result<Vec<Utterance>, String> {
+            Ok(Vec::new())
+        }
+    }
+
+    impl Transcriber for &'static Recording {
+        fn transcribe(&self, _pcm: &[f32]) -> Result<Vec<Utterance>, String> {
+            Ok(Vec::new())
+        }
+        fn stream(&self) -> Result<Box<dyn TranscriptStream>, String> {
+            Ok(Box::new(RecordingStream(self)))
+        }
+        fn language(&self) -> &'static str {
+            "en"
+        }
+    }
+
+    /// The transcriber decides where speech starts and when to decode from what it was
+    /// pushed, so it is pushed the same pieces whatever batches the analysis heard them in.
     #[test]
-    fn heard_joins_consecutive_audio_and_lets_the_oldest_go() {
+    fn the_transcriber_is_fed_the_same_pieces_however_the_audio_was_batched() {
+        let mut fed = Vec::new();
+        for batches in [&[48_000usize][..], &[1, 1_599, 3_000, 43_400], &[700; 69]] {
+            let recording: &'static Recording = Box::leak(Box::new(Recording(Default::default())));
+            let transcriber: &'static dyn Transcriber = Box::leak(Box::new(recording));
+            let mut t = LiveTranscript::new(transcriber);
+            let mut at = 0u64;
+            for &n in batches {
+                let mut h = Heard::default();
+                h.push_audio(at, &vec![0.0; n]);
+                t.push(h);
+                at += n as u64;
+            }
+            t.finish();
+            fed.push(recording.0.lock().unwrap().clone());
+        }
+        // 48 000 samples; the last batching has 300 more, pushed at the end.
+        assert_eq!(fed[0], vec![FEED_SAMPLES; 30]);
+        assert_eq!(fed[1], fed[0]);
+        let mut longer = vec![FEED_SAMPLES; 30];
+        longer.push(300);
+        assert_eq!(fed[2], longer);
+    }
+
+    #[test]
+    fn heard_joins_consecutive_audio() {
         let mut h = Heard::default();
         h.push_audio(0, &[0.0; 10]);
         h.push_audio(10, &[1.0; 10]);
         h.push_audio(30, &[2.0; 5]);
         assert_eq!(h.audio.len(), 2);
         assert_eq!(h.samples(), 25);
-        assert_eq!(h.keep_last_audio(8), 17);
-        assert_eq!(h.audio.len(), 2);
-        assert_eq!(h.audio[0].first_sample, 17);
-        assert_eq!(h.audio[0].pcm, [1.0; 3]);
+        assert_eq!(h.audio[0].pcm.len(), 20);
         assert_eq!(h.audio[1].first_sample, 30);
+        let mut later = Heard::default();
+        later.push_audio(35, &[3.0; 5]);
+        later.turns_until = 2.0;
+        h.extend(later);
+        assert_eq!(h.audio.len(), 2);
+        assert_eq!(h.audio[1].pcm.len(), 10);
+        assert_eq!(h.turns_until, 2.0);
     }
 }

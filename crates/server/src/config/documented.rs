@@ -134,6 +134,8 @@ fn the_example_file_names_every_key() {
         stream_max_message_bytes,
         stream_write_timeout_seconds,
         stream_models,
+        realtime_transcribe,
+        stream_transcribe,
         recommender,
         demo_api_key,
     } = layer;
@@ -201,6 +203,8 @@ fn the_example_file_names_every_key() {
             stream_write_timeout_seconds.is_some(),
         ),
         ("stream_models", stream_models.is_some()),
+        ("realtime_transcribe", realtime_transcribe.is_some()),
+        ("stream_transcribe", stream_transcribe.is_some()),
         ("demo_api_key", demo_api_key.is_some()),
         ("recommender.url", url.is_some()),
         ("recommender.model", model.is_some()),

@@ -74,6 +74,10 @@ pub struct ConfigLayer {
     pub stream_write_timeout_seconds: Option<u64>,
     /// See [`Config::stream_models`](super::Config::stream_models).
     pub stream_models: Option<Vec<String>>,
+    /// See [`Config::realtime_transcribe`](super::Config::realtime_transcribe).
+    pub realtime_transcribe: Option<bool>,
+    /// See [`Config::stream_transcribe`](super::Config::stream_transcribe).
+    pub stream_transcribe: Option<bool>,
     /// The `[recommender]` table: the optional realtime recommendation backend.
     #[serde(default)]
     pub recommender: RecommenderConfig,
@@ -175,6 +179,8 @@ impl ConfigLayer {
                 "STREAM_MAX_MESSAGE_BYTES" => {
                     layer.stream_max_message_bytes = Some(parse(&name, value)?)
                 }
+                "REALTIME_TRANSCRIBE" => layer.realtime_transcribe = Some(parse(&name, value)?),
+                "STREAM_TRANSCRIBE" => layer.stream_transcribe = Some(parse(&name, value)?),
                 "DEMO_API_KEY" => layer.demo_api_key = Some(DemoApiKey(value.to_owned())),
                 "STREAM_MODELS" => {
                     layer.stream_models = Some(
@@ -253,6 +259,8 @@ impl ConfigLayer {
                 .stream_max_message_bytes
                 .or(self.stream_max_message_bytes),
             stream_models: over.stream_models.or(self.stream_models),
+            realtime_transcribe: over.realtime_transcribe.or(self.realtime_transcribe),
+            stream_transcribe: over.stream_transcribe.or(self.stream_transcribe),
             recommender: self.recommender.overlay(over.recommender),
             demo_api_key: over.demo_api_key.or(self.demo_api_key),
         }

@@ -96,6 +96,13 @@ pub struct Config {
     /// session ends and the connection is dropped (the client sees 1006), so a client that
     /// never reads holds no more than the socket buffers.
     pub stream_write_timeout: Duration,
+    /// Realtime sessions transcribe their audio and send `transcript.generated` (when the
+    /// process has the speech recognizer: `models/`, and `ATTUNE_TRANSCRIBE` is not `0`).
+    pub realtime_transcribe: bool,
+    /// v1/v2 stream sessions transcribe their audio too (their analysis reads the words; no
+    /// event is sent). Off by default: it costs about as much CPU as a realtime session's
+    /// transcription (see `docs/SERVER.md`).
+    pub stream_transcribe: bool,
     /// Models stream sessions may use (`ih1003` for the others), comma-separated in the
     /// environment.
     pub stream_models: Vec<String>,
@@ -267,6 +274,8 @@ impl Config {
                 layer.stream_write_timeout_seconds.unwrap_or(30),
             )?),
             stream_models: stream_models(layer.stream_models)?,
+            realtime_transcribe: layer.realtime_transcribe.unwrap_or(true),
+            stream_transcribe: layer.stream_transcribe.unwrap_or(false),
             recommender: layer.recommender,
             demo_api_key: demo_api_key(layer.demo_api_key)?,
         })

@@ -25,19 +25,47 @@
 //! by [`StreamSettings::max_backlog_bytes`]: a session whose unread frames would pass it cannot
 //! even be decoded in time, and is closed cleanly ([`Enqueued::Overflow`], `ih1002`) rather
 //! than fed a stream with a hole in it.
+//!
+//! Words: a session that transcribes ([`StreamSettings::transcribes`], when the process has a
+//! transcriber) has a third task, its transcription ([`TranscriptTask`]): after each batch the
+//! analysis hands it what the batch heard (samples and speaker turns, [`Heard`]), and it runs
+//! the session's [`LiveTranscript`] on the executor's transcript lane, apart from the
+//! analysis, so a decoding never delays the session's window events. The words it finalizes
+//! go to the session (realtime: `transcript.generated`) and back to the analysis
+//! ([`LiveAnalyzer::add_utterances`]). A transcription that falls behind lets go of audio
+//! (its words are lost, the session goes on): audio that waited longer than
+//! [`transcript_max_lag`] for its step, and audio arriving while [`MAX_TRANSCRIPT_HELD_S`]
+//! wait already (a memory bound for clients sending much faster than real time). At the end the analysis waits for the transcription's last words before
+//! it reports [`AnalysisEvent::Drained`], so they come before `session.ended` (within the
+//! drain deadline, as any drain).
 
 use super::registry::StreamSettings;
 use crate::executor::{Executor, Lane};
 pub(crate) use attune_core::backlog::Enqueued;
 use attune_core::backlog::MediaBacklog;
-use attune_core::live::{LiveAnalyzer, LiveOutput};
+use attune_core::live::{Heard, LiveAnalyzer, LiveOutput, LiveTranscript};
+use attune_core::transcript::Utterance;
 use attune_core::wire::{AudioFormat, Endpoint, Model};
 use attune_core::{ErrorCode, ServiceError};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
+
+/// Audio a session's transcription may hold unread, s: audio arriving beyond is not
+/// transcribed.
+pub(crate) const MAX_TRANSCRIPT_HELD_S: f64 = 120.0;
+/// The least [`transcript_max_lag`]: a step waits behind stream batches and a decoding takes
+/// about half a second, and a segment is final only at a pause anyway.
+const MIN_TRANSCRIPT_LAG: Duration = Duration::from_secs(30);
+
+/// Longest audio waits for its transcription step before it is let go: the analysis's
+/// `max_lag`, at least [`MIN_TRANSCRIPT_LAG`].
+pub(crate) fn transcript_max_lag(settings: &StreamSettings) -> Duration {
+    settings.max_lag.max(MIN_TRANSCRIPT_LAG)
+}
+const SAMPLE_RATE: f64 = 16_000.0;
 
 /// Work for a session's analysis, in the order the session produced it.
 enum Work {
@@ -60,6 +88,8 @@ enum Work {
 pub(crate) enum AnalysisEvent {
     /// Output of one batch of frames.
     Output(LiveOutput),
+    /// Words of the session's transcript that became final (session time, in order).
+    Words(Vec<Utterance>),
     /// Everything queued before `Finish` was analyzed.
     Drained,
     /// The analysis failed (a panic in the media path: a bug); the session must close.
@@ -86,13 +116,25 @@ impl AnalysisHandle {
         let (tx, work_rx) = mpsc::unbounded_channel();
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         let queued_bytes = Arc::new(AtomicU64::new(0));
+        let mut analyzer = LiveAnalyzer::new(model, endpoint).defer_video();
+        let mut words = None;
+        if settings.transcribes(endpoint) {
+            analyzer = analyzer.keep_heard();
+            words = Some(TranscriptTask::start(
+                pool.clone(),
+                events_tx.clone(),
+                endpoint == Endpoint::Realtime,
+                transcript_max_lag(settings),
+            ));
+        }
         let task = AnalysisTask {
             pool,
-            analyzer: Some(Box::new(LiveAnalyzer::new(model, endpoint).defer_video())),
+            analyzer: Some(Box::new(analyzer)),
             work: work_rx,
             events: events_tx,
             queued_bytes: Arc::clone(&queued_bytes),
             max_lag: settings.max_lag,
+            words,
         };
         tokio::spawn(task.run());
         let handle = AnalysisHandle {
@@ -153,6 +195,8 @@ struct AnalysisTask {
     events: mpsc::UnboundedSender<AnalysisEvent>,
     queued_bytes: Arc<AtomicU64>,
     max_lag: Duration,
+    /// The session's transcription, when it transcribes.
+    words: Option<WordsHandle>,
 }
 
 impl AnalysisTask {
@@ -193,15 +237,22 @@ impl AnalysisTask {
             };
             let started = Instant::now();
             let max_lag = self.max_lag;
+            let said = self
+                .words
+                .as_mut()
+                .map(WordsHandle::said)
+                .unwrap_or_default();
             let result = self
                 .pool
                 .run(Lane::Stream, move || {
+                    analyzer.add_utterances(&said);
                     let output = process(&mut analyzer, batch, started, max_lag);
-                    (analyzer, output)
+                    let heard = analyzer.take_heard();
+                    (analyzer, output, heard)
                 })
                 .await;
             self.queued_bytes.fetch_sub(bytes, Ordering::AcqRel);
-            let Some((analyzer, output)) = result else {
+            let Some((analyzer, output, heard)) = result else {
                 self.fail();
                 return;
             };
@@ -210,10 +261,17 @@ impl AnalysisTask {
             if !output.is_empty() && self.events.send(AnalysisEvent::Output(output)).is_err() {
                 return;
             }
+            if let Some(words) = &mut self.words {
+                words.hear(heard);
+            }
             if failed {
                 return;
             }
             if finish {
+                // The transcription's last words come before the end.
+                if let Some(words) = self.words.take() {
+                    words.finish().await;
+                }
                 let _ = self.events.send(AnalysisEvent::Drained);
                 return;
             }
@@ -291,6 +349,211 @@ fn process(
         }
     }
     out
+}
+
+/// The analysis side of a session's transcription.
+struct WordsHandle {
+    tx: mpsc::UnboundedSender<Listen>,
+    /// Samples handed over and not yet transcribed.
+    queued_samples: Arc<AtomicUsize>,
+    /// Set once the transcription stopped: nothing more is handed over.
+    stopped: Arc<AtomicBool>,
+    /// The latest `turns_until` handed over.
+    turns_until: f64,
+    /// Final words for the analyzer.
+    said: mpsc::UnboundedReceiver<Vec<Utterance>>,
+}
+
+/// Work for a session's transcription.
+enum Listen {
+    /// What a batch of the analysis heard, and when it was handed over.
+    Heard(Heard, Instant),
+    /// The stream ended: transcribe what is held, send the last words, then answer.
+    Finish(oneshot::Sender<()>),
+}
+
+impl WordsHandle {
+    /// Hands over what a batch heard; only its speaker turns when the transcription already
+    /// holds [`MAX_TRANSCRIPT_HELD_S`].
+    fn hear(&mut self, mut heard: Heard) {
+        if self.stopped.load(Ordering::Acquire) {
+            return;
+        }
+        let max = (MAX_TRANSCRIPT_HELD_S * SAMPLE_RATE) as usize;
+        if self.queued_samples.load(Ordering::Acquire) >= max {
+            heard.audio.clear();
+        }
+        if heard.is_empty() && heard.turns_until <= self.turns_until {
+            return;
+        }
+        self.turns_until = heard.turns_until;
+        self.queued_samples
+            .fetch_add(heard.samples(), Ordering::AcqRel);
+        let _ = self.tx.send(Listen::Heard(heard, Instant::now()));
+    }
+
+    /// The words finalized since the last call (for the analyzer).
+    fn said(&mut self) -> Vec<Utterance> {
+        let mut out = Vec::new();
+        while let Ok(words) = self.said.try_recv() {
+            out.extend(words);
+        }
+        out
+    }
+
+    /// Waits until the transcription sent its last words (or ended).
+    async fn finish(self) {
+        let (tx, rx) = oneshot::channel();
+        if self.tx.send(Listen::Finish(tx)).is_ok() {
+            let _ = rx.await;
+        }
+    }
+}
+
+/// A session's transcription (module docs): a task that runs the session's [`LiveTranscript`]
+/// on the executor's transcript lane, one step at a time, over everything heard since the
+/// previous step.
+struct TranscriptTask {
+    pool: Executor,
+    /// `None` before the first step (the process's transcriber may still have to load, which
+    /// is done on the executor) and once transcription stopped.
+    transcript: Option<Box<LiveTranscript>>,
+    /// Set when transcription stopped (no transcriber, an error, a panic): what arrives is
+    /// dropped, and the analysis stops handing audio over.
+    stopped: Arc<AtomicBool>,
+    work: mpsc::UnboundedReceiver<Listen>,
+    queued_samples: Arc<AtomicUsize>,
+    events: mpsc::UnboundedSender<AnalysisEvent>,
+    /// Whether the session is told the words (realtime).
+    tell_session: bool,
+    /// See [`transcript_max_lag`].
+    max_lag: Duration,
+    said: mpsc::UnboundedSender<Vec<Utterance>>,
+}
+
+impl TranscriptTask {
+    fn start(
+        pool: Executor,
+        events: mpsc::UnboundedSender<AnalysisEvent>,
+        tell_session: bool,
+        max_lag: Duration,
+    ) -> WordsHandle {
+        let (tx, work) = mpsc::unbounded_channel();
+        let (said_tx, said) = mpsc::unbounded_channel();
+        let queued_samples = Arc::new(AtomicUsize::new(0));
+        let stopped = Arc::new(AtomicBool::new(false));
+        let task = TranscriptTask {
+            pool,
+            transcript: None,
+            stopped: Arc::clone(&stopped),
+            work,
+            queued_samples: Arc::clone(&queued_samples),
+            events,
+            tell_session,
+            max_lag,
+            said: said_tx,
+        };
+        tokio::spawn(task.run());
+        WordsHandle {
+            tx,
+            queued_samples,
+            stopped,
+            turns_until: 0.0,
+            said,
+        }
+    }
+
+    async fn run(mut self) {
+        while let Some(first) = self.work.recv().await {
+            let mut heard = Heard::default();
+            let mut finished = None;
+            let mut next = Some(first);
+            let (mut samples, mut dropped) = (0, 0);
+            let now = Instant::now();
+            while let Some(work) = next.take().or_else(|| self.work.try_recv().ok()) {
+                match work {
+                    Listen::Heard(mut h, at) => {
+                        samples += h.samples();
+                        if now.duration_since(at) > self.max_lag {
+                            dropped += h.samples();
+                            h.audio.clear();
+                        }
+                        heard.extend(h);
+                    }
+                    Listen::Finish(done) => {
+                        finished = Some(done);
+                        break;
+                    }
+                }
+            }
+            if dropped > 0 {
+                tracing::info!(
+                    seconds = dropped as f64 / SAMPLE_RATE,
+                    "transcription behind: the oldest audio is not transcribed"
+                );
+            }
+            let words = self.step(heard, finished.is_some()).await;
+            self.queued_samples.fetch_sub(samples, Ordering::AcqRel);
+            if !words.is_empty() {
+                if self.tell_session
+                    && self
+                        .events
+                        .send(AnalysisEvent::Words(words.clone()))
+                        .is_err()
+                {
+                    return;
+                }
+                let _ = self.said.send(words);
+            }
+            if let Some(done) = finished {
+                let _ = done.send(());
+                return;
+            }
+        }
+    }
+
+    /// One transcription step on the executor: what was heard, then, at the end, the rest.
+    async fn step(&mut self, heard: Heard, finish: bool) -> Vec<Utterance> {
+        if self.stopped.load(Ordering::Acquire) {
+            return Vec::new();
+        }
+        let transcript = self.transcript.take();
+        let result = self
+            .pool
+            .run(Lane::Transcript, move || {
+                let mut transcript = match transcript {
+                    Some(t) => t,
+                    None => Box::new(LiveTranscript::new(attune_core::transcript::shared()?)),
+                };
+                let mut words = transcript.push(heard);
+                if finish {
+                    words.extend(transcript.finish());
+                }
+                Some((transcript, words))
+            })
+            .await;
+        match result {
+            Some(Some((transcript, words))) => {
+                if let Some(error) = transcript.error() {
+                    tracing::warn!(%error, "the session's transcription failed; it stops here");
+                    self.stopped.store(true, Ordering::Release);
+                } else {
+                    self.transcript = Some(transcript);
+                }
+                words
+            }
+            // No transcriber in this process: nothing to transcribe with.
+            Some(None) => {
+                self.stopped.store(true, Ordering::Release);
+                Vec::new()
+            }
+            None => {
+                tracing::error!("the session's transcription panicked; it stops here");
+                self.stopped.store(true, Ordering::Release);
+                Vec::new()
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -379,6 +642,8 @@ mod tests {
                     AnalysisEvent::Output(o) => out.extend(o),
                     AnalysisEvent::Drained => return true,
                     AnalysisEvent::Failed(error) => panic!("{error:?}"),
+                    // A v1 session transcribes only with `transcribe_streams`.
+                    AnalysisEvent::Words(words) => panic!("{words:?}"),
                 }
             }
             false

@@ -62,6 +62,22 @@ pub struct StreamSettings {
     /// Writes realtime recommendations (the embedded recommender unless a backend is
     /// configured).
     pub recommender: RecommendationService,
+    /// Realtime sessions transcribe their audio (`transcript.generated`) when the process
+    /// has a transcriber ([`attune_core::transcript::shared`]).
+    pub transcribe_realtime: bool,
+    /// v1/v2 stream sessions transcribe their audio too (for their analysis: no event is
+    /// sent); off by default, for what it costs.
+    pub transcribe_streams: bool,
+}
+
+impl StreamSettings {
+    /// Whether sessions on `endpoint` transcribe (when the process has a transcriber).
+    pub fn transcribes(&self, endpoint: attune_core::wire::Endpoint) -> bool {
+        match endpoint {
+            attune_core::wire::Endpoint::Realtime => self.transcribe_realtime,
+            _ => self.transcribe_streams,
+        }
+    }
 }
 
 /// How stream sessions run on a configuration.
@@ -83,6 +99,8 @@ impl From<&Config> for StreamSettings {
             max_message_bytes: usize::try_from(config.stream_max_message_bytes)
                 .unwrap_or(usize::MAX),
             write_timeout: config.stream_write_timeout,
+            transcribe_realtime: config.realtime_transcribe,
+            transcribe_streams: config.stream_transcribe,
             recommender: config.recommendation_service().unwrap_or_else(|error| {
                 tracing::error!(%error, "recommender backend unusable: the embedded recommender writes realtime recommendations");
                 crate::recommend_backend::RecommendationService::embedded()
@@ -112,6 +130,8 @@ impl Default for StreamSettings {
             credential_recheck: Duration::from_secs(5),
             shutdown_notice_seconds: 300.0,
             recommender: RecommendationService::embedded(),
+            transcribe_realtime: true,
+            transcribe_streams: false,
         }
     }
 }

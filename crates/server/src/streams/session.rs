@@ -4,7 +4,8 @@
 //!
 //! Tasks per session: a reader (reads frames off the socket and forwards them, so a slow
 //! analysis never stops the socket from being read), this loop (owns the engine and the
-//! write half) and the analysis task ([`super::analysis`]).
+//! write half), the analysis task and, when the session transcribes, its transcription
+//! ([`super::analysis`]).
 //!
 //! The reader assembles fragmented messages itself so that the socket's read cap bounds a
 //! whole message, not just one frame of it. A message over the cap cannot be skipped (its
@@ -438,6 +439,7 @@ pub(crate) async fn run(
                         Err(revoked) => engine.on_credential_revoked(revoked),
                     };
                 }
+                Some(AnalysisEvent::Words(words)) => pending = engine.on_utterances(&words),
                 Some(AnalysisEvent::Drained) => {
                     events = None;
                     drained = true;
