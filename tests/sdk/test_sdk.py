@@ -68,6 +68,7 @@ from interhumanai import (
     SignalType,
     SignalUpdatedEvent,
     StreamModel,
+    TranscriptGeneratedEvent,
     TranscriptSegment,
     UnknownEvent,
     UploadJob,
@@ -1183,6 +1184,52 @@ async def realtime_partial_config_keeps_what_it_does_not_name() -> None:
         await session.request_close()
         events, refused = await collect(session)
     check_realtime_run(events, refused, session)
+
+
+@test()
+async def realtime_session_hears_its_words_as_transcript_generated() -> None:
+    # Issue 29: the server transcribes a realtime session's audio. A real telephone call
+    # (tests/fixtures/real: two women, 30 s) sent as a browser would, one continuous WebM,
+    # with instructions and no client transcript: every `transcript.generated` parses into
+    # the client's typed event, the words are the call's, in session time, the last ones
+    # before `session.ended`, and the recommendations are written from the server's words.
+    async with client().realtime() as session:
+        await ready(session)
+        await session.update_config(
+            realtime_recommendation_instructions=INSTRUCTIONS,
+            realtime_recommendation_frequency=RealtimeRecommendationFrequency.HIGH,
+        )
+        await next_of(session, RealtimeSessionUpdatedEvent)
+        media = fixture("real/sample_vp8_opus.webm")
+        for at in range(0, len(media), 32 * 1024):
+            await session.send_video(media[at : at + 32 * 1024])
+        await session.request_close()
+        events, refused = await collect(session)
+    check_clean_end(events, refused, session)
+    unknown = {e.type for e in of(events, UnknownEvent)}
+    check(unknown <= {"engagement.updated"}, f"unexpected unknown events {unknown}")
+    said = [e.data for e in of(events, TranscriptGeneratedEvent)]
+    check(len(said) >= 3, f"{[type_name(e) for e in events]}")
+    for segment in said:
+        check(isinstance(segment, TranscriptSegment), f"{segment!r}")
+        check(0.0 <= segment.start <= segment.end <= 30.5, f"{segment}")
+        check(isinstance(segment.speaker, int) and 0 <= segment.speaker <= 8, f"{segment}")
+        check(segment.text.strip() != "", f"{segment}")
+    text = " ".join(s.text for s in said)
+    for words in ["Diane", "New Jersey", "Chicago", "Yankee"]:
+        check(words in text, f"{words!r} not in {text!r}")
+    # "This is Diane in New Jersey." is said at 12.54-14.18 s, by the first voice heard.
+    diane = next(s for s in said if "Diane" in s.text)
+    check(diane.start < 14.18 and diane.end > 12.54, f"{diane}")
+    check(diane.speaker == 1, f"{diane}")
+    names = [type_name(e) for e in events]
+    last_words = max(i for i, e in enumerate(events) if isinstance(e, TranscriptGeneratedEvent))
+    check(last_words < len(events) - 1, f"{names}")
+    check(said[-1].end >= 29.0, f"the call's last words are missing: {said[-1]}")
+    check(
+        len(of(events, RealtimeRecommendationGeneratedEvent)) >= 1,
+        f"no recommendation from the server's transcript: {names}",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
