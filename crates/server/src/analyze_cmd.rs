@@ -390,6 +390,7 @@ pub fn report_page(file: &Path, analysis: &FileAnalysis, result: &UploadJobResul
         params_version: analysis.params_version,
         result,
         turns: Some(&turns),
+        transcript: Some(&analysis.transcript),
     })
 }
 
@@ -690,6 +691,24 @@ mod tests {
             "{text}"
         );
         assert!(text.contains(" --> "));
+        // The HTML report shows it beside the timeline.
+        let html = dir.join("call.html");
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        analyze(
+            &a,
+            &a.files[0],
+            Some(&html),
+            &settings(),
+            &mut out,
+            &mut err,
+        )
+        .unwrap();
+        let page = std::fs::read_to_string(&html).unwrap();
+        assert!(
+            page.contains("<h2>What was said</h2>"),
+            "no transcript section"
+        );
+        assert!(page.contains("speaker 2") && page.contains("Chicago"));
         // JSON, as a live session would have finalized it.
         let json = dir.join("call.json");
         a.transcript = Some(json.clone());
