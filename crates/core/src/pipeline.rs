@@ -15,7 +15,7 @@ use crate::analysis::params::ModelParams;
 use crate::analysis::RuleAnalyzer;
 use crate::error::{ErrorCode, ServiceError};
 use crate::features::{self, Span};
-use crate::step::analyze_window;
+use crate::step::analyze_window_with_words;
 pub use crate::step::audio_measures;
 use crate::upload::{job_result, v1_parts, Sections, V1Parts};
 use crate::visual::VisualTrack;
@@ -47,6 +47,10 @@ pub struct AnalysisOptions {
     /// How speech is attributed to speakers: whole-file for uploads; online to read a file as
     /// a live session would hear it (`attune analyze --as-stream`).
     pub diarization: Diarization,
+    /// Whether the speech is transcribed (when the process has a transcriber: see
+    /// [`crate::transcript::shared`]): the words become lexical evidence and
+    /// [`FileAnalysis::transcript`]. On by default.
+    pub transcribe: bool,
 }
 
 impl AnalysisOptions {
@@ -64,6 +68,7 @@ impl AnalysisOptions {
             max_duration: MediaRequirements::DEFAULT_MAX_DURATION,
             audio_optional: false,
             diarization: Diarization::WholeFile,
+            transcribe: true,
         }
     }
 
@@ -76,6 +81,7 @@ impl AnalysisOptions {
             max_duration: Self::V1_MAX_DURATION,
             audio_optional: true,
             diarization: Diarization::WholeFile,
+            transcribe: true,
         }
     }
 
@@ -157,6 +163,10 @@ pub struct FileAnalysis {
     /// speech given to both, pauses under 0.5 s inside a turn bridged (what `attune analyze
     /// --rttm` writes). Speaker numbers are those of [`FileAnalysis::speaker_turns`].
     pub voice_turns: Vec<features::SpeakerTurn>,
+    /// What was said, with the voice of each utterance from [`FileAnalysis::voice_turns`]
+    /// (empty when not transcribed). Uploads transcribe the whole file at once; `--as-stream`
+    /// gives what a live session's transcriber finalized.
+    pub transcript: Vec<crate::transcript::Utterance>,
 }
 
 impl FileAnalysis {
@@ -245,6 +255,11 @@ pub fn analyze_bytes_with_progress(
         }
     };
     progress(Progress::Decoded);
+    let transcriber = if options.transcribe && !audio_absent {
+        crate::transcript::shared()
+    } else {
+        None
+    };
     Ok(analyze_media_with_progress(
         &pcm.samples,
         video.as_ref(),
@@ -252,6 +267,7 @@ pub fn analyze_bytes_with_progress(
         options.model,
         audio_absent,
         options.diarization,
+        transcriber,
         progress,
     ))
 }
@@ -323,6 +339,20 @@ pub fn analyze_media_with(
     model: Model,
     diarization: Diarization,
 ) -> FileAnalysis {
+    analyze_media_with_transcriber(samples, video, duration, model, diarization, None)
+}
+
+/// [`analyze_media_with`], reading what was said too when `transcriber` is given (uploads
+/// through [`analyze_bytes`] use the process's: [`crate::transcript::shared`]). Without one the
+/// analysis reads no words, as a stream session does unless its server transcribes.
+pub fn analyze_media_with_transcriber(
+    samples: &[f32],
+    video: Option<&VisualTrack>,
+    duration: Seconds,
+    model: Model,
+    diarization: Diarization,
+    transcriber: Option<&dyn crate::transcript::Transcriber>,
+) -> FileAnalysis {
     analyze_media_with_progress(
         samples,
         video,
@@ -330,10 +360,38 @@ pub fn analyze_media_with(
         model,
         false,
         diarization,
+        transcriber,
         &mut |_| {},
     )
 }
 
+/// The transcript of a file: whole (uploads), or as a live session's transcriber finalizes
+/// it (`Online`); the voices from `turns`. A failing transcriber gives no words (and the
+/// analysis goes on without them).
+fn transcribe(
+    transcriber: &dyn crate::transcript::Transcriber,
+    samples: &[f32],
+    diarization: Diarization,
+    turns: &[features::SpeakerTurn],
+) -> Vec<crate::transcript::Utterance> {
+    let result = match diarization {
+        Diarization::WholeFile => transcriber.transcribe(samples),
+        Diarization::Online => transcriber.stream().and_then(|mut stream| {
+            let mut out = Vec::new();
+            for chunk in samples.chunks(8192) {
+                out.extend(stream.push(chunk)?);
+            }
+            out.extend(stream.finish()?);
+            Ok(out)
+        }),
+    };
+    let mut utterances = result.unwrap_or_default();
+    crate::transcript::assign_speakers(&mut utterances, turns);
+    crate::transcript::mark_answers(&mut utterances);
+    utterances
+}
+
+#[allow(clippy::too_many_arguments)]
 fn analyze_media_with_progress(
     samples: &[f32],
     video: Option<&VisualTrack>,
@@ -341,6 +399,7 @@ fn analyze_media_with_progress(
     model: Model,
     audio_absent: bool,
     diarization: Diarization,
+    transcriber: Option<&dyn crate::transcript::Transcriber>,
     progress: &mut dyn FnMut(Progress),
 ) -> FileAnalysis {
     let (frames, voice_turns) = match diarization {
@@ -356,6 +415,12 @@ fn analyze_media_with_progress(
         }
     };
     progress(Progress::FeaturesExtracted);
+    let transcript = match transcriber {
+        Some(t) if !audio_absent => transcribe(t, samples, diarization, &voice_turns),
+        _ => Vec::new(),
+    };
+    // Lexical evidence is English only; the transcriber says what it hears.
+    let lexical = transcriber.is_some_and(|t| t.language() == "en");
     let params = ModelParams::for_model(model);
     let mut analyzer = RuleAnalyzer::new(params);
     let plan = WindowPlan::UPLOAD;
@@ -366,7 +431,19 @@ fn analyze_media_with_progress(
         .map(|(span, done)| {
             let summary = features::summarize(&frames, Span::new(span.start, span.end));
             let video = video.map(|track| track.measure_window(span.start, span.end));
-            let result = analyze_window(&mut analyzer, &span, &summary, audio_absent, video);
+            let words = if lexical {
+                crate::transcript::within(&transcript, span.start, span.end)
+            } else {
+                Vec::new()
+            };
+            let result = analyze_window_with_words(
+                &mut analyzer,
+                &span,
+                &summary,
+                audio_absent,
+                video,
+                words,
+            );
             progress(Progress::Windows { done, total });
             result.upload_window(span.index, model)
         })
@@ -388,6 +465,7 @@ fn analyze_media_with_progress(
         } else {
             voice_turns
         },
+        transcript,
     }
 }
 

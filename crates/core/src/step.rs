@@ -25,6 +25,19 @@ pub fn analyze_window(
     audio_absent: bool,
     video: Option<VideoMeasures>,
 ) -> WindowResult {
+    analyze_window_with_words(analyzer, span, summary, audio_absent, video, Vec::new())
+}
+
+/// [`analyze_window`] with what was said in the window (the transcript's utterances whose
+/// middle falls in it), for the lexical cues.
+pub fn analyze_window_with_words(
+    analyzer: &mut dyn WindowAnalyzer,
+    span: &WindowSpan,
+    summary: &SpanFeatures,
+    audio_absent: bool,
+    video: Option<VideoMeasures>,
+    words: Vec<crate::transcript::Utterance>,
+) -> WindowResult {
     let window = WindowFeatures {
         start: span.start,
         end: span.end,
@@ -33,6 +46,7 @@ pub fn analyze_window(
             ..audio_measures(summary)
         },
         video,
+        words,
     };
     let mut result = analyzer.analyze(&window);
     result.start = span.start;

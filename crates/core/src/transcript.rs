@@ -25,6 +25,11 @@ pub struct Utterance {
     pub speaker: Option<usize>,
     /// The words.
     pub text: String,
+    /// Whether the utterance just before it asked a question: a bare "no" then answers rather
+    /// than disagrees. Set by [`mark_answers`]. (Any voice: the speaker turns may merge two
+    /// similar voices, and people seldom answer their own question with "not really".)
+    #[serde(skip)]
+    pub after_question: bool,
 }
 
 /// Speech to text, for recordings and streams. Implementations are shared across threads.
@@ -51,6 +56,7 @@ fn utterance(s: attune_voice::whisper::Segment) -> Utterance {
         end: s.end,
         speaker: None,
         text: s.text,
+        after_question: false,
     }
 }
 
@@ -106,6 +112,26 @@ pub fn shared() -> Option<&'static dyn Transcriber> {
         .get_or_init(|| Whisper::shared().map(SharedWhisper))
         .as_ref()
         .map(|s| s as &dyn Transcriber)
+}
+
+/// The utterances whose middle falls in `[start, end)`: a window's words (each utterance
+/// counts in one window of a tiling).
+pub fn within(utterances: &[Utterance], start: f64, end: f64) -> Vec<Utterance> {
+    utterances
+        .iter()
+        .filter(|u| {
+            let mid = (u.start + u.end) / 2.0;
+            mid >= start && mid < end
+        })
+        .cloned()
+        .collect()
+}
+
+/// Marks the utterances that follow a question (see [`Utterance::after_question`]).
+pub fn mark_answers(utterances: &mut [Utterance]) {
+    for i in 1..utterances.len() {
+        utterances[i].after_question = utterances[i - 1].text.trim_end().ends_with('?');
+    }
 }
 
 /// Gives each utterance the voice whose turns overlap it most (none when no turn does).
@@ -204,6 +230,7 @@ mod tests {
             end,
             speaker: None,
             text: text.to_string(),
+            after_question: false,
         }
     }
 

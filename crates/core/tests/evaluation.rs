@@ -145,6 +145,7 @@ fn measure(samples: &[f32], turns: Turns, reference: &[(f64, f64, u8)]) -> Vec<W
                 Span::new(span.start, span.end),
             )),
             video: None,
+            words: Vec::new(),
         })
         .collect()
 }

@@ -72,6 +72,12 @@ pub struct AnalyzeArgs {
     /// only).
     #[arg(long, value_name = "PATH")]
     pub rttm: Option<PathBuf>,
+    /// Also write what was said, to PATH (one file only): WebVTT with each voice named
+    /// (`<v Speaker N>`) when PATH ends in `.vtt`, a JSON array of `{start, end, speaker, text}`
+    /// (speaker from 1, 0 when unknown) when it ends in `.json`. With `--as-stream`, the
+    /// transcript a live session's transcriber would have finalized.
+    #[arg(long, value_name = "PATH")]
+    pub transcript: Option<PathBuf>,
     /// Analyze the file as a live stream session would hear it: speakers labelled online, a
     /// step at a time, from what came before (uploads cluster the whole file).
     #[arg(long)]
@@ -87,6 +93,28 @@ pub struct AnalyzeArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// What `--transcript` writes, by the file name's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TranscriptFormat {
+    /// `.vtt`: WebVTT with voice spans.
+    WebVtt,
+    /// `.json`: an array of segments.
+    Json,
+}
+
+/// The format of a `--transcript` path (`None` for another extension).
+pub fn transcript_format(path: &Path) -> Option<TranscriptFormat> {
+    match path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .as_deref()
+    {
+        Some("vtt") => Some(TranscriptFormat::WebVtt),
+        Some("json") => Some(TranscriptFormat::Json),
+        _ => None,
+    }
 }
 
 /// `--model` accepts the models the v2 upload route serves, and lists them
@@ -143,6 +171,20 @@ impl AnalyzeArgs {
             return Err(
                 "--rttm writes the turns of one file: give one file and no --out".to_owned(),
             );
+        }
+        if let Some(path) = &self.transcript {
+            if many || self.out.is_some() {
+                return Err(
+                    "--transcript writes what was said in one file: give one file and no --out"
+                        .to_owned(),
+                );
+            }
+            if transcript_format(path).is_none() {
+                return Err(format!(
+                    "--transcript {}: the file name must end in .vtt (WebVTT) or .json",
+                    path.display()
+                ));
+            }
         }
         match (&self.out, &self.html) {
             (Some(_), Some(Some(path))) => Err(format!(
@@ -310,6 +352,18 @@ pub fn analyze(
                     source,
                 })?;
             }
+            if let Some(path) = &args.transcript {
+                let text = match transcript_format(path) {
+                    Some(TranscriptFormat::WebVtt) => {
+                        attune_core::transcript::webvtt(&analysis.transcript)
+                    }
+                    _ => attune_core::transcript::json(&analysis.transcript),
+                };
+                std::fs::write(path, text).map_err(|source| AnalyzeError::WriteFile {
+                    path: path.clone(),
+                    source,
+                })?;
+            }
             if args.json {
                 serde_json::to_writer(&mut *out, &result).map_err(std::io::Error::from)?;
                 writeln!(out)?;
@@ -336,6 +390,7 @@ pub fn report_page(file: &Path, analysis: &FileAnalysis, result: &UploadJobResul
         params_version: analysis.params_version,
         result,
         turns: Some(&turns),
+        transcript: Some(&analysis.transcript),
     })
 }
 
@@ -574,6 +629,7 @@ mod tests {
             json,
             html: None,
             rttm: None,
+            transcript: None,
             as_stream: false,
             out: None,
             jobs: None,
@@ -612,6 +668,71 @@ mod tests {
         // One file only.
         a.files.push(fixture("speech/hesitant.wav"));
         assert!(a.mode().unwrap_err().contains("--rttm"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn transcript_writes_what_was_said_as_webvtt_or_json() {
+        let dir = std::env::temp_dir().join(format!("attune-transcript-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut a = args("real/sample.wav", Model::Inter2Audio, None, true);
+        let vtt = dir.join("call.vtt");
+        a.transcript = Some(vtt.clone());
+        assert_eq!(run(&a).0, Outcome::Analyzed);
+        let text = std::fs::read_to_string(&vtt).unwrap();
+        assert!(text.starts_with("WEBVTT\n"), "{text}");
+        // The two women of the call, each named as a voice, and what they said.
+        assert!(
+            text.contains("<v Speaker 1>") && text.contains("<v Speaker 2>"),
+            "{text}"
+        );
+        assert!(
+            text.contains("New Jersey") && text.contains("Chicago"),
+            "{text}"
+        );
+        assert!(text.contains(" --> "));
+        // The HTML report shows it beside the timeline.
+        let html = dir.join("call.html");
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        analyze(
+            &a,
+            &a.files[0],
+            Some(&html),
+            &settings(),
+            &mut out,
+            &mut err,
+        )
+        .unwrap();
+        let page = std::fs::read_to_string(&html).unwrap();
+        assert!(
+            page.contains("<h2>What was said</h2>"),
+            "no transcript section"
+        );
+        assert!(page.contains("speaker 2") && page.contains("Chicago"));
+        // JSON, as a live session would have finalized it.
+        let json = dir.join("call.json");
+        a.transcript = Some(json.clone());
+        a.as_stream = true;
+        assert_eq!(run(&a).0, Outcome::Analyzed);
+        let segments: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let segments = segments.as_array().unwrap();
+        // Finalized at pauses: fewer, longer segments than the whole file gives.
+        assert!(segments.len() >= 3, "{segments:?}");
+        assert!(segments
+            .iter()
+            .any(|s| s["text"].as_str().unwrap().contains("Chicago")));
+        for s in segments {
+            assert!(s["start"].as_f64().unwrap() <= s["end"].as_f64().unwrap());
+            assert!(s["end"].as_f64().unwrap() <= 30.01);
+            assert!(s["speaker"].as_u64().unwrap() <= 2);
+        }
+        // Another extension, or several files, is a usage error.
+        a.transcript = Some(dir.join("call.txt"));
+        assert!(a.mode().unwrap_err().contains(".vtt"));
+        a.transcript = Some(json);
+        a.files.push(fixture("speech/hesitant.wav"));
+        assert!(a.mode().unwrap_err().contains("--transcript"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -36,6 +36,8 @@ pub struct ReportInput<'a> {
     /// Speaker turns, when the caller knows them (a job completed before
     /// stores kept turns does not).
     pub turns: Option<&'a [SpeakerTurn]>,
+    /// What was said, when the caller has a transcript (`attune analyze`; jobs keep none).
+    pub transcript: Option<&'a [attune_core::transcript::Utterance]>,
 }
 
 /// Share of the media's time in each engagement state, in
@@ -131,6 +133,11 @@ pub fn render(input: &ReportInput<'_>) -> String {
 
     page.push_str("<h2>Timeline</h2>\n");
     timeline(&mut page, input);
+
+    if let Some(transcript) = input.transcript.filter(|t| !t.is_empty()) {
+        page.push_str("<h2>What was said</h2>\n");
+        transcript_table(&mut page, transcript);
+    }
 
     page.push_str("<h2>Signals</h2>\n");
     signal_table(&mut page, result);
@@ -451,6 +458,28 @@ fn timeline(page: &mut String, input: &ReportInput<'_>) {
     }
 }
 
+/// The transcript beside the timeline: one row per utterance, with its time and voice.
+fn transcript_table(page: &mut String, transcript: &[attune_core::transcript::Utterance]) {
+    page.push_str(
+        "<table class=\"transcript\">\n<thead><tr><th>Time</th><th>Voice</th><th>Words</th>\
+         </tr></thead>\n<tbody>\n",
+    );
+    for u in transcript {
+        let voice = u
+            .speaker
+            .map_or_else(|| "?".to_string(), |s| format!("speaker {}", s + 1));
+        let _ = writeln!(
+            page,
+            "<tr><td class=\"num\">{:.1}-{:.1} s</td><td>{}</td><td>{}</td></tr>",
+            u.start,
+            u.end,
+            escape(&voice),
+            escape(&u.text)
+        );
+    }
+    page.push_str("</tbody>\n</table>\n");
+}
+
 fn signal_table(page: &mut String, result: &UploadJobResult) {
     let detections: Vec<_> = result.windows.iter().flat_map(|w| &w.signals).collect();
     if detections.is_empty() {
@@ -712,6 +741,7 @@ pub(crate) async fn job_report(
                     .version,
                 result,
                 turns: record.speaker_turns.as_deref(),
+                transcript: None,
             }),
         ),
         (_, Some(error)) if record.status == UploadJobStatus::Failed => (

@@ -1,5 +1,6 @@
 //! Transcribes a 16 kHz mono 16-bit WAV file with the committed Whisper model and prints the
-//! segments, then the cost (for `benches/whisper.sh`):
+//! segments, then the cost (CPU seconds of the transcription alone, the model loaded before;
+//! for `benches/whisper.sh`):
 //!
 //! ```text
 //! cargo run --release -p attune-voice --example transcribe -- FILE.wav [--stream] [--exact]
@@ -31,6 +32,7 @@ fn main() {
         exact: args.iter().any(|a| a == "--exact"),
         ..DecodeOptions::default()
     };
+    let cpu_before = cpu_seconds();
     let started = Instant::now();
     let segments = if args.iter().any(|a| a == "--stream") {
         let params = StreamParams {
@@ -48,13 +50,31 @@ fn main() {
         whisper.transcribe(&pcm, &decode).expect("transcribed")
     };
     let wall = started.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu_before;
     for s in &segments {
         println!("{:8.2} {:8.2}  {}", s.start, s.end, s.text);
     }
     let audio = pcm.len() as f64 / 16_000.0;
     eprintln!(
-        "audio {audio:.1} s, {} segments, wall {wall:.2} s ({:.4} s per audio second)",
+        "audio {audio:.1} s, {} segments, wall {wall:.2} s, CPU {cpu:.2} s ({:.4} CPU s per audio second)",
         segments.len(),
-        wall / audio
+        cpu / audio
     );
+}
+
+/// This process's CPU time (user and system), seconds, from `/proc/self/stat` (Linux; 0
+/// elsewhere).
+fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the command name (which may hold spaces) end with ')'.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the whole line: 12 and 13 after the name.
+    let ticks: f64 = [11, 12]
+        .iter()
+        .filter_map(|&i| fields.get(i)?.parse::<f64>().ok())
+        .sum();
+    ticks / 100.0
 }

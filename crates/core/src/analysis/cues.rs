@@ -105,9 +105,37 @@ pub enum Cue {
     BrowRaise,
     /// Brows lowered: a frown (video).
     BrowLower,
+    /// Words of agreement ("exactly", "I agree", an utterance opened by "yeah") (transcript).
+    AgreeWords,
+    /// Words of disagreement ("I don't think so", "not really", "yeah, but") (transcript).
+    DisagreeWords,
+    /// Hedges ("maybe", "I guess", "I'm not sure") (transcript).
+    HedgeWords,
+    /// Requests to clarify ("what do you mean", "sorry?") (transcript).
+    ClarifyWords,
+    /// Words of doubt ("really?", "are you sure") (transcript).
+    SkepticWords,
+    /// Fillers the recognizer kept ("um", "uh") (transcript).
+    FillerWords,
+    /// Questions asked (transcript).
+    Questions,
 }
 
 impl Cue {
+    /// Whether the cue is read from the words of a transcript (which come from the audio).
+    pub const fn is_lexical(self) -> bool {
+        matches!(
+            self,
+            Cue::AgreeWords
+                | Cue::DisagreeWords
+                | Cue::HedgeWords
+                | Cue::ClarifyWords
+                | Cue::SkepticWords
+                | Cue::FillerWords
+                | Cue::Questions
+        )
+    }
+
     /// Whether the cue is read from the picture (else from the audio).
     pub const fn is_visual(self) -> bool {
         matches!(
@@ -509,6 +537,9 @@ impl ConversationBaselines {
         // A missing track is no evidence either way; only the picture is read.
         if !a.absent {
             self.voice_cues(w, &mut push);
+            for e in super::lexicon::cues(&w.words) {
+                push(e.cue, e.strength, e.text);
+            }
         }
 
         if let Some(v) = w.video.as_ref().filter(|v| v.coverage >= 0.5) {

@@ -258,6 +258,9 @@ pub struct WindowFeatures {
     pub audio: AudioMeasures,
     /// Video measurements; `None` for audio-only media.
     pub video: Option<VideoMeasures>,
+    /// What was said in the window: the transcript's utterances whose middle falls in it
+    /// (empty without a transcript, or when the language is not English).
+    pub words: Vec<crate::transcript::Utterance>,
 }
 
 impl WindowFeatures {

@@ -14,6 +14,7 @@ pub mod baseline;
 pub mod cues;
 pub mod face_cues;
 pub mod features;
+pub mod lexicon;
 pub mod params;
 mod rules;
 

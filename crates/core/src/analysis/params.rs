@@ -71,8 +71,15 @@ const HESITATION: SignalRule = SignalRule {
         (Cue::FilledPauses, 0.8),
         (Cue::SlowRate, 0.7),
         (Cue::LongLatency, 0.3),
+        // rules-9: fillers the recognizer kept in the words.
+        (Cue::FillerWords, 0.8),
     ],
-    requires: Some(&[Cue::LongPauses, Cue::FilledPauses, Cue::SlowRate]),
+    requires: Some(&[
+        Cue::LongPauses,
+        Cue::FilledPauses,
+        Cue::SlowRate,
+        Cue::FillerWords,
+    ]),
     requires_also: None,
     thresholds: T,
     cap_medium: false,
@@ -86,8 +93,10 @@ const UNCERTAINTY: SignalRule = SignalRule {
         (Cue::LongPauses, 0.3),
         (Cue::SlowRate, 0.3),
         (Cue::HighPitch, 0.2),
+        // rules-9: hedges in the words ("maybe", "I guess", "I'm not sure").
+        (Cue::HedgeWords, 1.0),
     ],
-    requires: Some(&[Cue::RisingTerminal]),
+    requires: Some(&[Cue::RisingTerminal, Cue::HedgeWords]),
     requires_also: None,
     thresholds: T,
     cap_medium: false,
@@ -114,6 +123,7 @@ const CONFIDENCE: SignalRule = SignalRule {
         Cue::RisingTerminal,
         Cue::LongPauses,
         Cue::FilledPauses,
+        Cue::HedgeWords,
     ],
 };
 /// Frustration: rules-8 reads it from an aroused voice (the fitted arousal
@@ -159,6 +169,8 @@ const INTEREST: SignalRule = SignalRule {
         (Cue::Smile, 0.6),
         (Cue::BrowRaise, 0.5),
         (Cue::GazeAtCamera, 0.3),
+        // rules-9: asking questions (support only: a question alone is not interest).
+        (Cue::Questions, 0.4),
     ],
     // rules-8: a wide pitch range alone no longer defines it: on real
     // speech it is arousal (angry voices read interested in half of their
@@ -181,20 +193,25 @@ const AGREEMENT: SignalRule = SignalRule {
         (Cue::ShortLatency, 0.6),
         (Cue::Nods, 1.0),
         (Cue::FallingTerminal, 0.2),
+        // rules-9: words of agreement ("exactly", "I agree", "yeah."): prosody alone cannot
+        // tell agreement from disagreement; the words can.
+        (Cue::AgreeWords, 1.2),
     ],
-    requires: Some(&[Cue::Backchannels, Cue::Nods]),
+    requires: Some(&[Cue::Backchannels, Cue::Nods, Cue::AgreeWords]),
     requires_also: None,
     thresholds: T,
     cap_medium: false,
-    vetoes: &[],
+    // rules-9: words of disagreement in the window bar it ("yeah, but no").
+    vetoes: &[Cue::DisagreeWords],
 };
 
 /// `inter-2-audio`: the audible subset only. `rules-6`: the rules of `rules-5` read on speech
 /// from Silero VAD and speaker turns from the voice networks (`attune-voice`). `rules-7`: vocal
 /// arousal from the models fitted on real speech (`super::arousal`) carries frustration and the
-/// engagement state.
+/// engagement state. `rules-8`: words from the transcript (`super::lexicon`) carry agreement,
+/// uncertainty and hesitation, and support interest.
 pub const INTER_2_AUDIO: ModelParams = ModelParams {
-    version: "inter-2-audio/rules-7",
+    version: "inter-2-audio/rules-8",
     signals: &[
         AGREEMENT,
         CONFIDENCE,
@@ -209,9 +226,11 @@ pub const INTER_2_AUDIO: ModelParams = ModelParams {
 /// `inter-2`: audio and video, all 13 signals. `rules-7`: the rules of `rules-6` read on speech
 /// from Silero VAD and speaker turns from the voice networks (`attune-voice`). `rules-8`: vocal
 /// arousal from the models fitted on real speech (`super::arousal`) carries stress, frustration,
-/// tension's weight, disengagement and the engagement state.
+/// tension's weight, disengagement and the engagement state. `rules-9`: words from the
+/// transcript (`super::lexicon`) carry agreement, disagreement, confusion, skepticism,
+/// uncertainty and hesitation, and support interest.
 pub const INTER_2: ModelParams = ModelParams {
-    version: "inter-2/rules-8",
+    version: "inter-2/rules-9",
     signals: &[
         AGREEMENT,
         CONFIDENCE,
@@ -221,11 +240,13 @@ pub const INTER_2: ModelParams = ModelParams {
                 (Cue::LongLatency, 0.8),
                 (Cue::RisingTerminal, 0.6),
                 (Cue::LongPauses, 0.3),
+                // rules-9: requests to clarify ("what do you mean?").
+                (Cue::ClarifyWords, 1.2),
                 // rules-6: lowered brows (AU4), the facial action most tied to confusion
                 // (D'Mello & Graesser 2010; Grafsgaard et al. 2013), can carry it alone.
                 (Cue::BrowLower, 1.1),
             ],
-            requires: Some(&[Cue::LongLatency, Cue::BrowLower]),
+            requires: Some(&[Cue::LongLatency, Cue::BrowLower, Cue::ClarifyWords]),
             requires_also: None,
             thresholds: [1.1, 1.6, 2.2],
             cap_medium: false,
@@ -237,8 +258,10 @@ pub const INTER_2: ModelParams = ModelParams {
                 (Cue::Shakes, 1.0),
                 (Cue::LongLatency, 0.8),
                 (Cue::Overlap, 0.6),
+                // rules-9: words of disagreement ("I don't think so", "yeah, but").
+                (Cue::DisagreeWords, 1.2),
             ],
-            requires: Some(&[Cue::Shakes, Cue::LongLatency]),
+            requires: Some(&[Cue::Shakes, Cue::LongLatency, Cue::DisagreeWords]),
             requires_also: None,
             thresholds: [1.0, 1.5, 2.1],
             cap_medium: false,
@@ -307,8 +330,10 @@ pub const INTER_2: ModelParams = ModelParams {
                 (Cue::WideRange, 0.5),
                 (Cue::RisingTerminal, 0.6),
                 (Cue::LongLatency, 0.3),
+                // rules-9: words of doubt ("really?", "are you sure").
+                (Cue::SkepticWords, 1.2),
             ],
-            requires: Some(&[Cue::RisingTerminal]),
+            requires: Some(&[Cue::RisingTerminal, Cue::SkepticWords]),
             requires_also: None,
             thresholds: [1.2, 1.8, f64::INFINITY],
             cap_medium: true,

@@ -28,6 +28,7 @@ fn calm(start: f64) -> WindowFeatures {
             ..AudioMeasures::default()
         },
         video: None,
+        words: Vec::new(),
     }
 }
 

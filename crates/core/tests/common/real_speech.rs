@@ -240,6 +240,7 @@ pub fn windows(samples: &[f32]) -> Vec<attune_core::analysis::WindowFeatures> {
                 Span::new(span.start, span.end),
             )),
             video: None,
+            words: Vec::new(),
         })
         .collect()
 }

@@ -73,7 +73,7 @@ pub(crate) fn synthetic_speech(minutes: u32) -> Vec<u8> {
     wav
 }
 
-/// The `attune` binary with `args` and `env`, one worker, with no other
+/// The `attune` binary with `args` and `env`, one worker, no transcription, with no other
 /// `ATTUNE_*` setting of the environment the tests run in.
 pub(crate) fn attune_with(env: &[(&str, &str)], args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_attune"));
@@ -86,6 +86,11 @@ pub(crate) fn attune_with(env: &[(&str, &str)], args: &[&str]) -> Command {
         .args(args)
         .env("ATTUNE_WORKERS", "1")
         .env("ATTUNE_LOG", "info")
+        // These servers test the job lifecycle (restarts, drains, full disks) on minutes of
+        // synthetic audio: transcribing it would only stretch their waits (about 0.1 CPU s per
+        // audio second in the test build). Words are tested in crates/core/tests/words.rs and
+        // the CLI's tests; a test may set ATTUNE_TRANSCRIBE itself.
+        .env("ATTUNE_TRANSCRIBE", "0")
         .envs(env.iter().copied());
     command
 }
