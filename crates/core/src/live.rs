@@ -7,7 +7,7 @@
 //! otherwise), the
 //! [`StreamWindower`] (5 s windows on the session clock) and the model's [`WindowAnalyzer`]
 //! with its running baselines; each closed window goes through the same window step as a
-//! file's ([`analyze_window`]) and its result is converted once, to the stream form. Each [`push`](LiveAnalyzer::push) reads one frame and returns
+//! file's ([`crate::step::analyze_window`]) and its result is converted once, to the stream form. Each [`push`](LiveAnalyzer::push) reads one frame and returns
 //! what it produced as a [`LiveOutput`]; the session engine
 //! ([`crate::session::StreamSession`]) turns that into events.
 //!
@@ -31,7 +31,8 @@
 //! Words: built with [`LiveAnalyzer::keep_heard`], the analyzer keeps the samples it analyzed
 //! and its diarizer's speaker turns for the session's [`LiveTranscript`], which the caller runs
 //! apart from the analysis (see [`LiveTranscript`] for why); the utterances it gives come
-//! back through [`LiveAnalyzer::add_utterances`] for later windows to read.
+//! back through [`LiveAnalyzer::add_utterances`] for later windows to read (so the words, and only
+//! they, read differently from a file's, where each window reads its own).
 //!
 //! Falling behind: the caller decides when the session's analysis is behind (its queue of
 //! unread frames) and pushes frames with `skip = true`. A skipped frame is still demuxed and
@@ -46,7 +47,7 @@ use crate::analysis::{RuleAnalyzer, WindowAnalyzer};
 use crate::error::{ErrorCode, ServiceError};
 use crate::features::{self, FeatureExtractor, Span, SpeakerTurn};
 use crate::lifecycle::ClosedWindow;
-use crate::step::analyze_window;
+use crate::step::analyze_window_with_words;
 use crate::transcript::Utterance;
 use crate::visual::VisualTrack;
 use crate::window::{StreamWindower, WindowPlan, WindowSpan};
@@ -71,10 +72,6 @@ pub const VIDEO_BACKLOG_S: f64 = 10.0;
 /// A window whose video covered less than this share of it is reported in
 /// `coverage.degraded` (the analyzer stops reading its video below 0.5).
 pub const DEGRADED_COVERAGE: f64 = 0.8;
-
-/// Utterances added with [`LiveAnalyzer::add_utterances`] are kept while they end less than
-/// this long before the latest analyzed window's end, s.
-pub const KEEP_UTTERANCES_S: f64 = 60.0;
 
 mod heard;
 pub use heard::{AudioRun, Heard, LiveTranscript};
@@ -175,7 +172,8 @@ pub struct LiveAnalyzer {
     heard: Option<Heard>,
     /// Extractor time before which the diarizer's turns were already put in `heard`.
     turns_noted_until: f64,
-    /// The session's words so far ([`LiveAnalyzer::add_utterances`]), in session time.
+    /// The session's words no window has read yet ([`LiveAnalyzer::add_utterances`]), in
+    /// session time.
     utterances: Vec<Utterance>,
 }
 
@@ -254,15 +252,17 @@ impl LiveAnalyzer {
     }
 
     /// The session's transcript arrived this far: utterances in session time, with their
-    /// speakers (a [`LiveTranscript`]'s output), stored for the windows that follow. They
-    /// come later than the audio (a transcriber finalizes at pauses), so a window reads those
-    /// that arrived before it closes; they are kept for [`KEEP_UTTERANCES_S`] past the
-    /// latest analyzed window.
+    /// speakers (a [`LiveTranscript`]'s output), for the lexical cues of the windows that
+    /// follow. Words are final only at a pause, typically 5-20 s after they were said, so a
+    /// live window does not wait for its own: each window reads the utterances that arrived
+    /// since the previous window closed and whose middle falls before its end (said in it or
+    /// earlier), once, and its rationales quote their times. Memory stays bounded: every
+    /// window takes what it reads.
     pub fn add_utterances(&mut self, utterances: &[Utterance]) {
         self.utterances.extend_from_slice(utterances);
     }
 
-    /// The utterances stored by [`add_utterances`](Self::add_utterances) and not yet let go.
+    /// The utterances added by [`add_utterances`](Self::add_utterances) that no window has read.
     pub fn utterances(&self) -> &[Utterance] {
         &self.utterances
     }
@@ -482,14 +482,18 @@ impl LiveAnalyzer {
                 push_merged(&mut out.degraded, range);
             }
         }
-        let result = analyze_window(self.analyzer.as_mut(), &span, &summary, false, video);
+        let (words, later): (Vec<Utterance>, Vec<Utterance>) =
+            std::mem::take(&mut self.utterances)
+                .into_iter()
+                .partition(|u| (u.start + u.end) / 2.0 < span.end);
+        self.utterances = later;
+        let result =
+            analyze_window_with_words(self.analyzer.as_mut(), &span, &summary, false, video, words);
         out.windows
             .push(result.stream_window(self.model, self.endpoint));
         // What no later window reads is let go: memory stays bounded however long the
         // session runs (the extractor keeps its own look-back before the next window).
         self.extractor.forget_before(span.end - self.origin);
-        let keep_from = span.end - KEEP_UTTERANCES_S;
-        self.utterances.retain(|u| u.end >= keep_from);
         if let Some(visual) = self.visual.as_mut() {
             visual.forget_before(span.end - KEEP_CONTEXT_S);
         }

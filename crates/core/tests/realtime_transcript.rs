@@ -6,9 +6,9 @@
 use attune_core::access::{negotiate, ALL_SCOPES};
 use attune_core::live::{LiveAnalyzer, LiveTranscript};
 use attune_core::session::{Action, SessionSetup, StreamSession};
-use attune_core::transcript::{self, Transcriber};
+use attune_core::transcript::{self, Transcriber, Utterance};
 use attune_core::wire::{
-    AudioEncoding, AudioFormat, Endpoint, EventData, Model, TranscriptGenerated,
+    AudioEncoding, AudioFormat, Endpoint, EventData, Model, SignalType, TranscriptGenerated,
 };
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -78,6 +78,7 @@ fn realtime_session(media: Media) -> Vec<EventData> {
                 let now = analyzer.media_end();
                 pending.extend(session.on_live_output(now, output));
                 let words = transcript.push(analyzer.take_heard());
+                analyzer.add_utterances(&words);
                 pending.extend(session.on_utterances(&words));
             }
             Action::FinishMedia => {
@@ -183,4 +184,60 @@ fn a_silent_realtime_session_sends_no_transcript() {
     let events = realtime_session(Media::Pcm(pcm, 3_200));
     assert!(segments(&events).is_empty(), "{events:?}");
     assert!(matches!(events.last(), Some(EventData::SessionEnded(_))));
+}
+
+/// A live window reads the words that arrived before it closed, said in it or earlier, once,
+/// and quotes them: words are final seconds after they are said, so the window they were said
+/// in has usually closed by then. Here the real call's PCM (`tests/fixtures/real/sample.wav`)
+/// on `inter-2-audio`, with one utterance of agreement (said at 3.0-4.5 s) arriving when
+/// 8 s of audio were analyzed.
+#[test]
+fn live_windows_read_the_words_that_arrived_and_quote_them_once() {
+    let wav = fixture("real/sample.wav");
+    let data = wav.windows(4).position(|w| w == b"data").expect("a data chunk");
+    let pcm = &wav[data + 8..];
+    let mut analyzer = LiveAnalyzer::new(Model::Inter2Audio, Endpoint::Realtime);
+    analyzer
+        .set_audio_format(AudioFormat {
+            encoding: AudioEncoding::PcmS16le,
+            sample_rate: 16_000,
+            channels: 1,
+        })
+        .expect("16 kHz PCM");
+    let said = Utterance {
+        start: 3.0,
+        end: 4.5,
+        speaker: Some(1),
+        text: "Yeah, exactly, I agree.".into(),
+        after_question: false,
+    };
+    let mut windows = Vec::new();
+    let mut added = false;
+    for (segment, frame) in pcm.chunks(3_200).enumerate() {
+        let output = analyzer.push(segment as u64, frame, false);
+        windows.extend(output.windows);
+        if !added && analyzer.media_end() >= 8.0 {
+            analyzer.add_utterances(std::slice::from_ref(&said));
+            added = true;
+        }
+    }
+    windows.extend(analyzer.finish().windows);
+    assert!(analyzer.utterances().is_empty(), "a window read them");
+    let quoting: Vec<_> = windows
+        .iter()
+        .filter(|w| format!("{w:?}").contains("exactly, I agree"))
+        .collect();
+    assert_eq!(quoting.len(), 1, "{windows:#?}");
+    let window = quoting[0];
+    // The first window to close after the words arrived: 5-10 s (0-5 s had closed).
+    assert_eq!((window.start, window.end), (5.0, 10.0), "{window:#?}");
+    let agreement = window
+        .detections
+        .iter()
+        .find(|d| d.signal_type == SignalType::Agreement)
+        .unwrap_or_else(|| panic!("no agreement: {window:#?}"));
+    assert!(
+        agreement.rationale.contains("3.0 s"),
+        "the rationale says when: {agreement:#?}"
+    );
 }
