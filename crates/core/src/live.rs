@@ -482,10 +482,9 @@ impl LiveAnalyzer {
                 push_merged(&mut out.degraded, range);
             }
         }
-        let (words, later): (Vec<Utterance>, Vec<Utterance>) =
-            std::mem::take(&mut self.utterances)
-                .into_iter()
-                .partition(|u| (u.start + u.end) / 2.0 < span.end);
+        let (words, later): (Vec<Utterance>, Vec<Utterance>) = std::mem::take(&mut self.utterances)
+            .into_iter()
+            .partition(|u| (u.start + u.end) / 2.0 < span.end);
         self.utterances = later;
         let result =
             analyze_window_with_words(self.analyzer.as_mut(), &span, &summary, false, video, words);

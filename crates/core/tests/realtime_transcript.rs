@@ -194,7 +194,10 @@ fn a_silent_realtime_session_sends_no_transcript() {
 #[test]
 fn live_windows_read_the_words_that_arrived_and_quote_them_once() {
     let wav = fixture("real/sample.wav");
-    let data = wav.windows(4).position(|w| w == b"data").expect("a data chunk");
+    let data = wav
+        .windows(4)
+        .position(|w| w == b"data")
+        .expect("a data chunk");
     let pcm = &wav[data + 8..];
     let mut analyzer = LiveAnalyzer::new(Model::Inter2Audio, Endpoint::Realtime);
     analyzer
