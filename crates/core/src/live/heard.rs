@@ -129,6 +129,9 @@ pub struct LiveTranscript {
     waiting: Vec<Utterance>,
     /// The transcriber's first error; nothing is transcribed after it.
     error: Option<String>,
+    /// Whether the latest utterance asked (ended with a question mark): the next one answers
+    /// it ([`Utterance::after_question`]).
+    asked: bool,
 }
 
 impl std::fmt::Debug for LiveTranscript {
@@ -156,6 +159,7 @@ impl LiveTranscript {
             turns_until: 0.0,
             waiting: Vec::new(),
             error: None,
+            asked: false,
         }
     }
 
@@ -254,16 +258,17 @@ impl LiveTranscript {
     /// Holds utterances of the current stream in session time.
     fn hold(&mut self, utterances: Vec<Utterance>) {
         let offset = self.origin as f64 / RATE;
-        self.waiting
-            .extend(utterances.into_iter().filter_map(|mut u| {
-                u.text = u.text.trim().to_owned();
-                if u.text.is_empty() {
-                    return None;
-                }
-                u.start += offset;
-                u.end += offset;
-                Some(u)
-            }));
+        for mut u in utterances {
+            u.text = u.text.trim().to_owned();
+            if u.text.is_empty() {
+                continue;
+            }
+            u.start += offset;
+            u.end += offset;
+            u.after_question = self.asked;
+            self.asked = u.text.ends_with('?');
+            self.waiting.push(u);
+        }
     }
 
     /// The waiting utterances whose span is labelled, and at least the first `at_least`,
@@ -305,6 +310,7 @@ mod tests {
                     end: t + 0.75,
                     speaker: None,
                     text: format!(" word {}", self.said),
+                    after_question: false,
                 });
                 self.said += 1;
             }
@@ -317,6 +323,7 @@ mod tests {
                 end: self.seen as f64 / RATE,
                 speaker: None,
                 text: "end".into(),
+                after_question: false,
             }])
         }
     }

@@ -617,6 +617,7 @@ fn said(start: f64, end: f64, speaker: Option<usize>, text: &str) -> Utterance {
         end,
         speaker,
         text: text.to_owned(),
+        after_question: false,
     }
 }
 
