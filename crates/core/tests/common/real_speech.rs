@@ -14,10 +14,12 @@ use std::path::Path;
 /// Samples per second of every recording here.
 pub const RATE: usize = 16_000;
 
-/// `../shared/data/real`, or `None` (said on stderr) when it is missing; missing with
+/// `../shared/data/real` (or the directory `ATTUNE_REAL_DATA` names, for a checkout that is
+/// not beside `shared/`), or `None` (said on stderr) when it is missing; missing with
 /// `ATTUNE_REQUIRE_REAL_DATA` set is a failure.
 pub fn shared_real() -> Option<String> {
-    let dir = format!("{}/../../../shared/data/real", env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::var("ATTUNE_REAL_DATA")
+        .unwrap_or_else(|_| format!("{}/../../../shared/data/real", env!("CARGO_MANIFEST_DIR")));
     if Path::new(&dir).is_dir() {
         return Some(dir);
     }
