@@ -381,3 +381,33 @@ fn diagnose() {
         }
     }
 }
+
+/// The arousal model's five measures of a few recordings at their level and 8 dB quieter (a
+/// pure gain: the limiter does not act): which of them a gain moves. `cargo test -p
+/// attune-core --test microphone -- --ignored --nocapture arousal_measures_under_gain`
+#[test]
+#[ignore = "a diagnosis that prints, not a check"]
+fn arousal_measures_under_gain() {
+    use attune_core::analysis::arousal::ArousalModel;
+    let speech = corpus();
+    for s in speech.iter().step_by(7).take(6) {
+        for db in [0.0, -8.0, -20.0] {
+            let scaled: Vec<f32> = s
+                .samples
+                .iter()
+                .map(|x| x * 10f32.powf(db / 20.0))
+                .collect();
+            for (i, w) in real_speech::windows(&scaled).iter().enumerate() {
+                let a = &w.audio;
+                println!(
+                    "{} {db} dB w{i}: measures {:?} loudness {:?} noise floor {:?} speech {:.2} s",
+                    s.name,
+                    ArousalModel::measures_of(a).map(|m| m.map(|v| (v * 100.0).round() / 100.0)),
+                    a.loudness_mean,
+                    a.noise_floor,
+                    a.speech_seconds
+                );
+            }
+        }
+    }
+}
