@@ -85,6 +85,7 @@ pub fn audio_measures(s: &SpanFeatures) -> AudioMeasures {
         hammarberg: f(s.hammarberg_db),
         slope_0_500: f(s.slope_0_500),
         slope_500_1500: f(s.slope_500_1500),
+        tilt_500_1500: f(s.tilt_500_1500),
         rising_terminals: s.rising_terminals,
         falling_terminals: s.falling_terminals,
         terminal_rise_max: s
@@ -131,6 +132,7 @@ pub fn audio_measures(s: &SpanFeatures) -> AudioMeasures {
                 alpha_ratio: f(p.alpha_ratio_db),
                 slope_0_500: f(p.slope_0_500),
                 slope_500_1500: f(p.slope_500_1500),
+                tilt_500_1500: f(p.tilt_500_1500),
                 turns: p.turns,
                 backchannels: p.backchannels,
             })

@@ -11,7 +11,7 @@
 //! | articulation rate | syllables/s | faster |
 //! | harmonics-to-noise ratio | dB | lower (pressed, noisy phonation) |
 //! | alpha ratio (50-1000 Hz over 1-5 kHz) | dB | higher (flatter spectrum: vocal effort) |
-//! | spectral slope 500-1500 Hz | dB/kHz | flatter fall |
+//! | spectral tilt 500-1500 Hz (least-squares slope of the log spectrum) | dB/kHz | flatter fall |
 //! | loudness dynamics (5th-95th percentile) | dB | wider |
 //!
 //! (Scherer 2003; Banse & Scherer 1996; Eyben et al. 2016 for the eGeMAPS
@@ -49,7 +49,7 @@ pub enum Measure {
     Hnr,
     /// Alpha ratio, dB.
     Alpha,
-    /// Spectral slope 500-1500 Hz, dB/kHz.
+    /// Spectral tilt 500-1500 Hz (least-squares slope, level-free), dB/kHz.
     SlopeHigh,
     /// Loudness dynamics (5th-95th percentile range of speech frames), dB.
     LoudnessRange,
@@ -74,7 +74,7 @@ impl Measure {
             Measure::Rate => "articulation_rate",
             Measure::Hnr => "hnr",
             Measure::Alpha => "alpha_ratio",
-            Measure::SlopeHigh => "slope_500_1500",
+            Measure::SlopeHigh => "tilt_500_1500",
             Measure::LoudnessRange => "loudness_range",
         }
     }
@@ -85,7 +85,7 @@ impl Measure {
             Measure::Rate => "articulation rate",
             Measure::Hnr => "harmonics-to-noise ratio",
             Measure::Alpha => "alpha ratio (low over high spectrum)",
-            Measure::SlopeHigh => "spectral slope 500-1500 Hz",
+            Measure::SlopeHigh => "spectral tilt 500-1500 Hz",
             Measure::LoudnessRange => "loudness dynamics",
         }
     }
@@ -105,7 +105,7 @@ impl Measure {
             Measure::Hnr => a.hnr,
             Measure::Alpha => a.alpha_ratio,
             // The spectral module measures dB/Hz; rationales read dB/kHz.
-            Measure::SlopeHigh => a.slope_500_1500.map(|s| s * 1000.0),
+            Measure::SlopeHigh => a.tilt_500_1500.map(|s| s * 1000.0),
             Measure::LoudnessRange => a.loudness_range,
         };
         v.filter(|v| v.is_finite())
@@ -117,7 +117,7 @@ impl Measure {
             Measure::Rate => p.speech_rate,
             Measure::Hnr => p.hnr,
             Measure::Alpha => p.alpha_ratio,
-            Measure::SlopeHigh => p.slope_500_1500.map(|s| s * 1000.0),
+            Measure::SlopeHigh => p.tilt_500_1500.map(|s| s * 1000.0),
             Measure::LoudnessRange => p.loudness_range,
         };
         v.filter(|v| v.is_finite())
@@ -578,7 +578,7 @@ mod tests {
             hnr: Some(10.0),
             alpha_ratio: Some(-12.0),
             slope_0_500: Some(0.02),
-            slope_500_1500: Some(-0.01),
+            tilt_500_1500: Some(-0.01),
             loudness_range: Some(30.0),
             ..AudioMeasures::default()
         };

@@ -60,6 +60,9 @@ pub struct AudioMeasures {
     pub slope_0_500: Option<f64>,
     /// Spectral slope 500-1500 Hz of voiced frames (eGeMAPS' `slope500-1500`).
     pub slope_500_1500: Option<f64>,
+    /// Level-free spectral tilt 500-1500 Hz (least-squares slope of the log
+    /// spectrum) of the same frames, dB/Hz: what vocal arousal reads.
+    pub tilt_500_1500: Option<f64>,
     /// Phrases whose terminal F0 rose.
     pub rising_terminals: u32,
     /// Phrases whose terminal F0 fell.
@@ -128,6 +131,9 @@ pub struct SpeakerMeasures {
     pub slope_0_500: Option<f64>,
     /// Spectral slope 500-1500 Hz of the speaker's voiced frames, dB/Hz.
     pub slope_500_1500: Option<f64>,
+    /// Level-free spectral tilt 500-1500 Hz (least-squares slope of the log
+    /// spectrum) of the same frames, dB/Hz: what vocal arousal reads.
+    pub tilt_500_1500: Option<f64>,
     /// Turns by the speaker starting in the window.
     pub turns: u32,
     /// Of those, backchannels.

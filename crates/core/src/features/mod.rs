@@ -170,8 +170,12 @@ pub struct Frame {
     pub hammarberg_db: f32,
     /// Spectral slope 0-500 Hz, dB/Hz.
     pub slope_0_500: f32,
-    /// Spectral slope 500-1500 Hz, dB/Hz.
+    /// Spectral slope 500-1500 Hz, dB/Hz, as openSMILE computes it (it moves
+    /// with the frame's level).
     pub slope_500_1500: f32,
+    /// Least-squares slope of the log spectrum 500-1500 Hz, dB/Hz: the same
+    /// band as [`Frame::slope_500_1500`], independent of the level.
+    pub tilt_500_1500: f32,
     /// Spectral centroid 0-8 kHz, Hz.
     pub spectral_centroid_hz: f32,
     /// MFCC 1-4 (26 mel bands, HTK-style, liftered), for spectral steadiness.
@@ -598,6 +602,7 @@ impl FeatureExtractor {
             hammarberg_db: spec.hammarberg_db,
             slope_0_500: spec.slope_0_500,
             slope_500_1500: spec.slope_500_1500,
+            tilt_500_1500: spec.tilt_500_1500,
             spectral_centroid_hz: spec.centroid_hz,
             mfcc: spec.mfcc,
             timbre: spec.timbre,

@@ -48,6 +48,7 @@ pub(crate) struct SpectralFrame {
     pub hammarberg_db: f32,
     pub slope_0_500: f32,
     pub slope_500_1500: f32,
+    pub tilt_500_1500: f32,
     pub centroid_hz: f32,
     pub mfcc: [f32; 4],
     pub timbre: [f32; TIMBRE_DIMS],
@@ -214,24 +215,34 @@ impl SpectralAnalyzer {
         }
         let mut mfcc = [0.0f32; 4];
         mfcc.copy_from_slice(&timbre[..4]);
+        let high = self.band_slope(500.0, 1500.0);
 
         SpectralFrame {
             alpha_ratio_db: alpha as f32,
             hammarberg_db: hammarberg as f32,
-            slope_0_500: self.band_slope(0.0, 500.0) as f32,
-            slope_500_1500: self.band_slope(500.0, 1500.0) as f32,
+            slope_0_500: self.band_slope(0.0, 500.0).0 as f32,
+            slope_500_1500: high.0 as f32,
+            tilt_500_1500: high.1 as f32,
             centroid_hz: centroid as f32,
             mfcc,
             timbre,
         }
     }
 
-    /// openSMILE's band slope of the log spectrum (dB/Hz). Band edges fall on
-    /// bins here (31.25 Hz spacing), so every edge weight is 1.
-    fn band_slope(&self, lo_hz: f64, hi_hz: f64) -> f64 {
+    /// The band slope of the log spectrum (dB/Hz) twice: openSMILE's, and
+    /// the least-squares line's. Band edges fall on bins here (31.25 Hz
+    /// spacing), so every edge weight is 1.
+    ///
+    /// openSMILE normalises with one bin fewer than it sums (`N - 1` for `N`
+    /// bins), which adds `-mean level * Sum f / denominator` to the slope: a
+    /// louder frame reads steeper (-0.55 dB/kHz per dB over 500-1500 Hz). The
+    /// first value keeps that, for parity with eGeMAPS' `slope500-1500`; the
+    /// second, over the true bin count, does not move with the level.
+    fn band_slope(&self, lo_hz: f64, hi_hz: f64) -> (f64, f64) {
         let lo = (lo_hz / BIN_HZ) as usize;
         let hi = (hi_hz / BIN_HZ) as usize;
-        let n_index = (hi - lo) as f64;
+        let n_opensmile = (hi - lo) as f64;
+        let n_bins = (hi - lo + 1) as f64;
         let (mut sf, mut s2f, mut sum_a, mut sum_b) = (0.0, 0.0, 0.0, 0.0);
         for j in lo..=hi {
             let f = j as f64 * BIN_HZ;
@@ -241,11 +252,15 @@ impl SpectralAnalyzer {
             sum_a += f * l;
             sum_b += l;
         }
-        let denominator = n_index * s2f - sf * sf;
-        if denominator == 0.0 {
-            return 0.0;
-        }
-        (n_index * sum_a - sf * sum_b) / denominator
+        let slope = |n: f64| {
+            let denominator = n * s2f - sf * sf;
+            if denominator == 0.0 {
+                0.0
+            } else {
+                (n * sum_a - sf * sum_b) / denominator
+            }
+        };
+        (slope(n_opensmile), slope(n_bins))
     }
 }
 
@@ -280,5 +295,24 @@ mod tests {
         let mut a = SpectralAnalyzer::new();
         let s = a.analyze(&sine(&[(100.0, 0.5), (250.0, 0.2), (400.0, 0.05)]), 1000);
         assert!(s.slope_0_500 < 0.0, "{}", s.slope_0_500);
+    }
+
+    #[test]
+    fn the_tilt_stays_when_the_level_changes_and_opensmiles_slope_does_not() {
+        let mut a = SpectralAnalyzer::new();
+        let voice = [(600.0, 0.3), (900.0, 0.15), (1200.0, 0.05), (1400.0, 0.02)];
+        let quiet = a.analyze(&sine(&voice), 1000);
+        let louder: Vec<(f64, f64)> = voice.iter().map(|&(f, x)| (f, x * 2.0)).collect();
+        let loud = a.analyze(&sine(&louder), 1000);
+        // +6 dB: the least-squares line keeps its slope ...
+        let tilt_moved = (loud.tilt_500_1500 - quiet.tilt_500_1500).abs() * 1000.0;
+        assert!(tilt_moved < 0.01, "tilt moved {tilt_moved} dB/kHz");
+        assert!(quiet.tilt_500_1500 < 0.0, "{}", quiet.tilt_500_1500);
+        // ... where openSMILE's normalisation steepens it by about 0.55 dB/kHz per dB.
+        let slope_moved = (loud.slope_500_1500 - quiet.slope_500_1500) * 1000.0;
+        assert!(
+            (-4.5..-2.5).contains(&slope_moved),
+            "openSMILE's slope moved {slope_moved} dB/kHz"
+        );
     }
 }

@@ -222,6 +222,9 @@ pub struct SpeakerSpan {
     pub slope_0_500: Option<f32>,
     /// Mean spectral slope 500-1500 Hz of those voiced frames, dB/Hz.
     pub slope_500_1500: Option<f32>,
+    /// Mean level-free spectral tilt 500-1500 Hz of those voiced frames, dB/Hz
+    /// ([`crate::features::Frame::tilt_500_1500`]).
+    pub tilt_500_1500: Option<f32>,
     /// Syllable nuclei in the speaker's units per second of them, syll/s
     /// (articulation rate).
     pub articulation_rate_syl_per_s: Option<f32>,
@@ -278,6 +281,9 @@ pub struct SpanFeatures {
     pub slope_0_500: Option<f32>,
     /// Mean spectral slope 500-1500 Hz of voiced frames, dB/Hz.
     pub slope_500_1500: Option<f32>,
+    /// Mean level-free spectral tilt 500-1500 Hz of voiced frames, dB/Hz
+    /// ([`crate::features::Frame::tilt_500_1500`]).
+    pub tilt_500_1500: Option<f32>,
     /// Syllable nuclei found.
     pub syllable_count: u32,
     /// Syllable nuclei per second of span, syll/s.
@@ -422,6 +428,7 @@ pub fn summarize(features: &FrameFeatures, span: Span) -> SpanFeatures {
     let hammarberg = mean(voiced_frames().map(|f| f.hammarberg_db));
     let slope_low = mean(voiced_frames().map(|f| f.slope_0_500));
     let slope_high = mean(voiced_frames().map(|f| f.slope_500_1500));
+    let tilt_high = mean(voiced_frames().map(|f| f.tilt_500_1500));
 
     let nuclei = syllable_nuclei(frames, first, last, &mask, lo);
     let syllables = nuclei.len() as u32;
@@ -509,6 +516,7 @@ pub fn summarize(features: &FrameFeatures, span: Span) -> SpanFeatures {
         hammarberg_db: hammarberg,
         slope_0_500: slope_low,
         slope_500_1500: slope_high,
+        tilt_500_1500: tilt_high,
         syllable_count: syllables,
         speech_rate_syl_per_s: if duration > 0.0 {
             (syllables as f64 / duration) as f32

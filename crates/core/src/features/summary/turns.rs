@@ -187,7 +187,7 @@ pub(super) fn per_speaker(
             let mut levels = Vec::new();
             let mut hnr = Vec::new();
             let mut voiced_levels = Vec::new();
-            let mut tilt: Vec<(f32, f32, f32)> = Vec::new();
+            let mut tilt: Vec<(f32, f32, f32, f32)> = Vec::new();
             let mut syllables = 0u32;
             for u in features
                 .speech_units
@@ -211,7 +211,12 @@ pub(super) fn per_speaker(
                         hnr.push(h);
                     }
                     if f.is_voiced() {
-                        tilt.push((f.alpha_ratio_db, f.slope_0_500, f.slope_500_1500));
+                        tilt.push((
+                            f.alpha_ratio_db,
+                            f.slope_0_500,
+                            f.slope_500_1500,
+                            f.tilt_500_1500,
+                        ));
                     }
                 }
                 syllables += nuclei.iter().filter(|&&p| (a..b).contains(&p)).count() as u32;
@@ -246,6 +251,7 @@ pub(super) fn per_speaker(
                 alpha_ratio_db: mean(tilt.iter().map(|t| t.0)),
                 slope_0_500: mean(tilt.iter().map(|t| t.1)),
                 slope_500_1500: mean(tilt.iter().map(|t| t.2)),
+                tilt_500_1500: mean(tilt.iter().map(|t| t.3)),
                 articulation_rate_syl_per_s: (speech_s > 0.0)
                     .then(|| (f64::from(syllables) / speech_s) as f32),
                 turns: own.clone().count() as u32,
