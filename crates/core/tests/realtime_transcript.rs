@@ -213,6 +213,7 @@ fn live_windows_read_the_words_that_arrived_and_quote_them_once() {
         speaker: Some(1),
         text: "Yeah, exactly, I agree.".into(),
         after_question: false,
+        avg_logprob: None,
     };
     let mut windows = Vec::new();
     let mut added = false;

@@ -618,6 +618,7 @@ fn said(start: f64, end: f64, speaker: Option<usize>, text: &str) -> Utterance {
         speaker,
         text: text.to_owned(),
         after_question: false,
+        avg_logprob: None,
     }
 }
 
