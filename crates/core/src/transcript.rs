@@ -30,6 +30,12 @@ pub struct Utterance {
     /// similar voices, and people seldom answer their own question with "not really".)
     #[serde(skip)]
     pub after_question: bool,
+    /// The recognizer's mean log-probability per token over the decoding these words came
+    /// from (Whisper's `avg_logprob`); `None` for words not from a recognizer (a human
+    /// transcript). The lexical cues read only words at or above
+    /// [`crate::analysis::lexicon::MIN_LOGPROB`].
+    #[serde(skip)]
+    pub avg_logprob: Option<f32>,
 }
 
 /// Speech to text, for recordings and streams. Implementations are shared across threads.
@@ -57,6 +63,7 @@ fn utterance(s: attune_voice::whisper::Segment) -> Utterance {
         speaker: None,
         text: s.text,
         after_question: false,
+        avg_logprob: Some(s.avg_logprob),
     }
 }
 
@@ -231,6 +238,7 @@ mod tests {
             speaker: None,
             text: text.to_string(),
             after_question: false,
+            avg_logprob: None,
         }
     }
 

@@ -20,6 +20,19 @@ fn whisper() -> &'static dyn Transcriber {
     transcript::shared().expect("Whisper tiny.en is in models/ (and ATTUNE_TRANSCRIBE is not 0)")
 }
 
+/// A realtime `inter-2-audio` analyzer reading raw 16 kHz s16le PCM.
+fn pcm_analyzer() -> LiveAnalyzer {
+    let mut analyzer = LiveAnalyzer::new(Model::Inter2Audio, Endpoint::Realtime);
+    analyzer
+        .set_audio_format(AudioFormat {
+            encoding: AudioEncoding::PcmS16le,
+            sample_rate: 16_000,
+            channels: 1,
+        })
+        .expect("16 kHz PCM");
+    analyzer
+}
+
 /// How the media reaches the session.
 enum Media {
     /// Container bytes on `inter-2`, cut into frames of this many bytes.
@@ -37,20 +50,16 @@ fn realtime_session(media: Media) -> Vec<EventData> {
     let negotiated = negotiate(Endpoint::Realtime, None, &scopes, Model::SERVED).expect("scopes");
     let setup = SessionSetup::new(Endpoint::Realtime, negotiated, "https://docs.example");
     let (mut session, first) = StreamSession::open(setup, 0.0);
-    let (model, bytes, chunk, pcm) = match media {
-        Media::Container(bytes, chunk) => (Model::Inter2, bytes, chunk, false),
-        Media::Pcm(bytes, chunk) => (Model::Inter2Audio, bytes, chunk, true),
+    let (bytes, chunk, pcm) = match media {
+        Media::Container(bytes, chunk) => (bytes, chunk, false),
+        Media::Pcm(bytes, chunk) => (bytes, chunk, true),
     };
-    let mut analyzer = LiveAnalyzer::new(model, Endpoint::Realtime).keep_heard();
-    if pcm {
-        analyzer
-            .set_audio_format(AudioFormat {
-                encoding: AudioEncoding::PcmS16le,
-                sample_rate: 16_000,
-                channels: 1,
-            })
-            .expect("16 kHz PCM");
+    let mut analyzer = if pcm {
+        pcm_analyzer()
+    } else {
+        LiveAnalyzer::new(Model::Inter2, Endpoint::Realtime)
     }
+    .keep_heard();
     let mut transcript = LiveTranscript::new(whisper());
     let mut events = Vec::new();
     let mut pending: Vec<Action> = first;
@@ -199,20 +208,14 @@ fn live_windows_read_the_words_that_arrived_and_quote_them_once() {
         .position(|w| w == b"data")
         .expect("a data chunk");
     let pcm = &wav[data + 8..];
-    let mut analyzer = LiveAnalyzer::new(Model::Inter2Audio, Endpoint::Realtime);
-    analyzer
-        .set_audio_format(AudioFormat {
-            encoding: AudioEncoding::PcmS16le,
-            sample_rate: 16_000,
-            channels: 1,
-        })
-        .expect("16 kHz PCM");
+    let mut analyzer = pcm_analyzer();
     let said = Utterance {
         start: 3.0,
         end: 4.5,
         speaker: Some(1),
         text: "Yeah, exactly, I agree.".into(),
         after_question: false,
+        avg_logprob: None,
     };
     let mut windows = Vec::new();
     let mut added = false;

@@ -1,5 +1,6 @@
 //! Transcribes a 16 kHz mono 16-bit WAV file with the committed Whisper model and prints the
-//! segments, then the cost (CPU seconds of the transcription alone, the model loaded before;
+//! segments (start, end, mean log-probability per token, no-speech probability, text), then
+//! the cost (CPU seconds of the transcription alone, the model loaded before;
 //! for `benches/whisper.sh`):
 //!
 //! ```text
@@ -52,7 +53,10 @@ fn main() {
     let wall = started.elapsed().as_secs_f64();
     let cpu = cpu_seconds() - cpu_before;
     for s in &segments {
-        println!("{:8.2} {:8.2}  {}", s.start, s.end, s.text);
+        println!(
+            "{:8.2} {:8.2}  {:6.2} {:5.2}  {}",
+            s.start, s.end, s.avg_logprob, s.no_speech_prob, s.text
+        );
     }
     let audio = pcm.len() as f64 / 16_000.0;
     eprintln!(

@@ -327,8 +327,22 @@ struct Said<'a> {
     after_question: bool,
 }
 
-/// The lexical cues of a window's utterances.
+/// The least mean log-probability per token ([`Utterance::avg_logprob`]) of words the cues
+/// read: openai-whisper's own `logprob_threshold`, under which it calls a decoding failed and
+/// tries again hotter. Words the recognizer itself doubts this much give no evidence: speech in
+/// another language forced through the English model (German read -3.0 to -4.5 on EmoDB,
+/// English -0.2 to -0.9 on the real call, AMI's meetings and the synthetic corpus; see
+/// `docs/ANALYZER.md`, "Words"), and crosstalk or noise decoded into invented text.
+pub const MIN_LOGPROB: f32 = -1.0;
+
+/// Whether the cues read `u`'s words (see [`MIN_LOGPROB`]).
+pub fn trusted(u: &Utterance) -> bool {
+    u.avg_logprob.is_none_or(|l| l >= MIN_LOGPROB)
+}
+
+/// The lexical cues of a window's utterances (those [`trusted`]).
 pub fn cues(utterances: &[Utterance]) -> Vec<Evidence> {
+    let utterances: Vec<&Utterance> = utterances.iter().filter(|u| trusted(u)).collect();
     type Test = fn(&Said<'_>) -> bool;
     let tests: [(Cue, &str, Test); 7] = [
         (Cue::AgreeWords, "words of agreement", |s| {
@@ -367,7 +381,7 @@ pub fn cues(utterances: &[Utterance]) -> Vec<Evidence> {
             .iter()
             .zip(&parsed)
             .filter(|(_, s)| !s.words.is_empty() && test(s))
-            .map(|(u, _)| u)
+            .map(|(u, _)| *u)
             .collect();
         let Some(first) = hits.first() else {
             continue;
@@ -401,7 +415,23 @@ mod tests {
             speaker: Some(1),
             text: text.to_string(),
             after_question: false,
+            avg_logprob: None,
         }
+    }
+
+    #[test]
+    fn words_the_recognizer_doubts_give_no_evidence() {
+        // German through the English model: "I disagree" invented with a mean log-probability
+        // of -3 reads nothing; the same words decoded with confidence read disagreement.
+        let mut u = said("I disagree.");
+        u.avg_logprob = Some(-3.0);
+        assert!(cues(std::slice::from_ref(&u)).is_empty());
+        u.avg_logprob = Some(-0.4);
+        assert!(cues(std::slice::from_ref(&u))
+            .iter()
+            .any(|e| e.cue == Cue::DisagreeWords));
+        u.avg_logprob = None;
+        assert!(!cues(&[u]).is_empty(), "a human transcript is read");
     }
 
     fn cue_set(text: &str) -> Vec<Cue> {

@@ -209,9 +209,10 @@ const AGREEMENT: SignalRule = SignalRule {
 /// from Silero VAD and speaker turns from the voice networks (`attune-voice`). `rules-7`: vocal
 /// arousal from the models fitted on real speech (`super::arousal`) carries frustration and the
 /// engagement state. `rules-8`: words from the transcript (`super::lexicon`) carry agreement,
-/// uncertainty and hesitation, and support interest.
+/// uncertainty and hesitation, and support interest. `rules-9`: only words the recognizer does
+/// not doubt (`super::lexicon::MIN_LOGPROB`).
 pub const INTER_2_AUDIO: ModelParams = ModelParams {
-    version: "inter-2-audio/rules-8",
+    version: "inter-2-audio/rules-9",
     signals: &[
         AGREEMENT,
         CONFIDENCE,
@@ -228,9 +229,10 @@ pub const INTER_2_AUDIO: ModelParams = ModelParams {
 /// arousal from the models fitted on real speech (`super::arousal`) carries stress, frustration,
 /// tension's weight, disengagement and the engagement state. `rules-9`: words from the
 /// transcript (`super::lexicon`) carry agreement, disagreement, confusion, skepticism,
-/// uncertainty and hesitation, and support interest.
+/// uncertainty and hesitation, and support interest. `rules-10`: only words the recognizer does
+/// not doubt (`super::lexicon::MIN_LOGPROB`).
 pub const INTER_2: ModelParams = ModelParams {
-    version: "inter-2/rules-9",
+    version: "inter-2/rules-10",
     signals: &[
         AGREEMENT,
         CONFIDENCE,

@@ -311,6 +311,7 @@ mod tests {
                     speaker: None,
                     text: format!(" word {}", self.said),
                     after_question: false,
+                    avg_logprob: None,
                 });
                 self.said += 1;
             }
@@ -324,6 +325,7 @@ mod tests {
                 speaker: None,
                 text: "end".into(),
                 after_question: false,
+                avg_logprob: None,
             }])
         }
     }

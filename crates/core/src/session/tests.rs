@@ -574,13 +574,7 @@ fn realtime_recommendations_are_due_per_frequency_with_signals_and_a_new_transcr
     // A transcript alone does not make it due before the period is long enough.
     assert!(session.on_text(6.0, transcript).is_empty());
     let actions = session.on_windows(&[window(5.0, &stress)]);
-    let request = actions
-        .iter()
-        .find_map(|a| match a {
-            Action::Recommend(r) => Some(r.clone()),
-            _ => None,
-        })
-        .expect("due after 10 s with a signal and a transcript");
+    let request = recommendation(&actions).expect("due after 10 s with a signal and a transcript");
     assert_eq!((request.period().start, request.period().end), (0.0, 10.0));
     let input = request.input().expect("instructions are set");
     assert_eq!(input.instructions, "coach the seller");
@@ -611,6 +605,14 @@ fn realtime_recommendations_are_due_per_frequency_with_signals_and_a_new_transcr
     assert!(next.contains(&"recommend:20-30".to_owned()), "{next:?}");
 }
 
+/// The recommendation among `actions`, if one is due.
+fn recommendation(actions: &[Action]) -> Option<RecommendationRequest> {
+    actions.iter().find_map(|a| match a {
+        Action::Recommend(r) => Some(r.clone()),
+        _ => None,
+    })
+}
+
 fn said(start: f64, end: f64, speaker: Option<usize>, text: &str) -> Utterance {
     Utterance {
         start,
@@ -618,6 +620,7 @@ fn said(start: f64, end: f64, speaker: Option<usize>, text: &str) -> Utterance {
         speaker,
         text: text.to_owned(),
         after_question: false,
+        avg_logprob: None,
     }
 }
 
@@ -677,13 +680,7 @@ fn realtime_sends_the_server_transcript_and_recommends_from_it_until_the_client_
     // With 10 s analyzed, a signal and the server's transcript, a recommendation is due,
     // and it reads the server's words (voices from 0, an unknown one as the previous voice).
     let actions = session.on_windows(&[window(5.0, &stress)]);
-    let request = actions
-        .iter()
-        .find_map(|a| match a {
-            Action::Recommend(r) => Some(r.clone()),
-            _ => None,
-        })
-        .expect("due on the server's transcript");
+    let request = recommendation(&actions).expect("due on the server's transcript");
     let input = request.input().expect("instructions are set");
     let read: Vec<(&str, u32)> = input
         .transcript
