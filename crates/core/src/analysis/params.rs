@@ -210,9 +210,10 @@ const AGREEMENT: SignalRule = SignalRule {
 /// arousal from the models fitted on real speech (`super::arousal`) carries frustration and the
 /// engagement state. `rules-8`: words from the transcript (`super::lexicon`) carry agreement,
 /// uncertainty and hesitation, and support interest. `rules-9`: only words the recognizer does
-/// not doubt (`super::lexicon::MIN_LOGPROB`).
+/// not doubt (`super::lexicon::MIN_LOGPROB`). `rules-10`: vocal arousal reads the level-free
+/// spectral tilt 500-1500 Hz, so a microphone's gain no longer moves it.
 pub const INTER_2_AUDIO: ModelParams = ModelParams {
-    version: "inter-2-audio/rules-9",
+    version: "inter-2-audio/rules-10",
     signals: &[
         AGREEMENT,
         CONFIDENCE,
@@ -230,9 +231,10 @@ pub const INTER_2_AUDIO: ModelParams = ModelParams {
 /// tension's weight, disengagement and the engagement state. `rules-9`: words from the
 /// transcript (`super::lexicon`) carry agreement, disagreement, confusion, skepticism,
 /// uncertainty and hesitation, and support interest. `rules-10`: only words the recognizer does
-/// not doubt (`super::lexicon::MIN_LOGPROB`).
+/// not doubt (`super::lexicon::MIN_LOGPROB`). `rules-11`: vocal arousal reads the level-free
+/// spectral tilt 500-1500 Hz, so a microphone's gain no longer moves it.
 pub const INTER_2: ModelParams = ModelParams {
-    version: "inter-2/rules-10",
+    version: "inter-2/rules-11",
     signals: &[
         AGREEMENT,
         CONFIDENCE,
