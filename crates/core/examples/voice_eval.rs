@@ -55,6 +55,9 @@ fn online_params() -> attune_voice::OnlineParams {
         stitch_share: var("ONLINE_STITCH").unwrap_or(d.stitch_share),
         stitch_speech_s: var("ONLINE_STITCH_S").unwrap_or(d.stitch_speech_s),
         max_speakers: d.max_speakers,
+        merge_similarity: var("ONLINE_MERGE").map_or(d.merge_similarity, |v| v as f32),
+        merge_speech_s: var("ONLINE_MERGE_S").unwrap_or(d.merge_speech_s),
+        merge_conflict_s: var("ONLINE_MERGE_CONFLICT").unwrap_or(d.merge_conflict_s),
     }
 }
 
@@ -307,15 +310,25 @@ fn single_voice(name: &str, pcm: &[f32], p: &DiarizeParams) {
         }
     }
     let mut online = attune_voice::OnlineDiarizer::new(online_params()).unwrap();
+    let mut turns = Vec::new();
     for chunk in pcm.chunks(8000) {
-        online.push(chunk).unwrap();
+        turns.extend(online.push(chunk).unwrap());
     }
-    online.finish().unwrap();
+    turns.extend(online.finish().unwrap());
+    // The share of the stream's labelled speech given to its most-heard number.
+    let mut by = std::collections::BTreeMap::<usize, f64>::new();
+    for t in &turns {
+        *by.entry(t.speaker).or_default() += t.end - t.start;
+    }
+    let total: f64 = by.values().sum();
+    let top = by.values().copied().fold(0.0, f64::max);
     println!(
-        "voice {name:<40} {:5.1} s  speakers {} online {}",
+        "voice {name:<40} {:5.1} s  speakers {} online {} (distinct at the end {}, {:.0} % of speech as one)",
         pcm.len() as f64 / 16_000.0,
         d.speakers,
-        online.speakers()
+        online.speakers(),
+        online.distinct_speakers(),
+        if total > 0.0 { 100.0 * top / total } else { 100.0 }
     );
 }
 

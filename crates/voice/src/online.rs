@@ -52,6 +52,14 @@ pub struct OnlineParams {
     pub stitch_speech_s: f64,
     /// Most speakers.
     pub max_speakers: usize,
+    /// Two speakers whose centroids are at least this alike, who have each spoken
+    /// [`OnlineParams::merge_speech_s`] and together under [`OnlineParams::merge_conflict_s`],
+    /// are one voice from then on (1.0 or more: never).
+    pub merge_similarity: f32,
+    /// Labelled speech, s, each of two speakers needs before they can be found one voice.
+    pub merge_speech_s: f64,
+    /// Seconds two speakers may have spoken at once and still be found one voice.
+    pub merge_conflict_s: f64,
 }
 
 impl Default for OnlineParams {
@@ -65,6 +73,9 @@ impl Default for OnlineParams {
             stitch_share: 0.7,
             stitch_speech_s: 0.5,
             max_speakers: 8,
+            merge_similarity: 0.45,
+            merge_speech_s: 3.0,
+            merge_conflict_s: 0.3,
         }
     }
 }
@@ -72,6 +83,12 @@ impl Default for OnlineParams {
 struct Known {
     sum: [f32; EMBEDDING_DIM],
     centroid: Embedding,
+    /// Labelled speech, s.
+    speech_s: f64,
+    /// Seconds labelled as this speaker together with each other speaker (by index).
+    together_s: Vec<f64>,
+    /// The speaker this one was found to be, from when it was found.
+    merged_into: Option<u8>,
 }
 
 /// Online speaker turns: feed PCM (16 kHz mono, -1..1) in chunks of any size; turns come out
@@ -121,9 +138,17 @@ impl OnlineDiarizer {
         self.labelled as f64 / SAMPLE_RATE as f64
     }
 
-    /// Speakers founded so far.
+    /// Speakers founded so far (numbers `0..speakers()` have been or may be given).
     pub fn speakers(&self) -> usize {
         self.known.len()
+    }
+
+    /// Speakers founded so far and not since found to be another one's voice.
+    pub fn distinct_speakers(&self) -> usize {
+        self.known
+            .iter()
+            .filter(|k| k.merged_into.is_none())
+            .count()
     }
 
     /// Feeds samples; returns the turns of every step completed by them.
@@ -215,7 +240,16 @@ impl OnlineDiarizer {
         }
         for (i, l) in labels.iter().enumerate() {
             self.recent.push_back((grid_from + i as u64, *l));
+            if let [Some(a), b] = *l {
+                self.known[a as usize].speech_s += GRID_S;
+                if let Some(b) = b {
+                    self.known[b as usize].speech_s += GRID_S;
+                    self.known[a as usize].together_s[b as usize] += GRID_S;
+                    self.known[b as usize].together_s[a as usize] += GRID_S;
+                }
+            }
         }
+        self.merge_one_voice();
         // Turns: runs of each speaker over the new frames.
         for g in 0..self.known.len() as u8 {
             let mut start: Option<usize> = None;
@@ -341,11 +375,13 @@ impl OnlineDiarizer {
                 let taken: Vec<u8> = assigned.iter().flatten().copied().collect();
                 let best = (0..self.known.len() as u8)
                     .filter(|g| !taken.contains(g))
+                    .filter(|&g| self.known[g as usize].merged_into.is_none())
                     .map(|g| (g, cosine(&e, &self.known[g as usize].centroid)))
                     .max_by(|a, b| a.1.total_cmp(&b.1));
                 let max_any = self
                     .known
                     .iter()
+                    .filter(|s| s.merged_into.is_none())
                     .map(|s| cosine(&e, &s.centroid))
                     .fold(f32::NEG_INFINITY, f32::max);
                 let g = match best {
@@ -391,8 +427,73 @@ impl OnlineDiarizer {
             Some(e) => (*e, *e),
             None => ([0.0; EMBEDDING_DIM], [0.0; EMBEDDING_DIM]),
         };
-        self.known.push(Known { sum, centroid });
+        for k in &mut self.known {
+            k.together_s.push(0.0);
+        }
+        self.known.push(Known {
+            sum,
+            centroid,
+            speech_s: 0.0,
+            together_s: vec![0.0; id as usize + 1],
+            merged_into: None,
+        });
         id
+    }
+
+    /// Finds speakers who are one voice: alike, each heard long enough, never (or hardly)
+    /// speaking at once. The later is the earlier from now on: its turns so far stay as they
+    /// were sent, its next ones carry the earlier's number. A voice whose register moves
+    /// (calm, then angry) can found a second speaker online; two people overlap, one voice
+    /// never does (the upload diarizer's merge, `DiarizeParams::merge_similarity`).
+    fn merge_one_voice(&mut self) {
+        let live: Vec<usize> = (0..self.known.len())
+            .filter(|&g| self.known[g].merged_into.is_none())
+            .collect();
+        for (i, &a) in live.iter().enumerate() {
+            for &b in &live[i + 1..] {
+                let (ka, kb) = (&self.known[a], &self.known[b]);
+                if kb.merged_into.is_some()
+                    || ka.merged_into.is_some()
+                    || ka.speech_s < self.params.merge_speech_s
+                    || kb.speech_s < self.params.merge_speech_s
+                    || ka.together_s[b] >= self.params.merge_conflict_s
+                    || cosine(&ka.centroid, &kb.centroid) < self.params.merge_similarity
+                {
+                    continue;
+                }
+                let kb_sum = kb.sum;
+                let kb_speech = kb.speech_s;
+                let kb_together = kb.together_s.clone();
+                self.known[b].merged_into = Some(a as u8);
+                let ka = &mut self.known[a];
+                for (s, v) in ka.sum.iter_mut().zip(&kb_sum) {
+                    *s += v;
+                }
+                let norm = ka.sum.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
+                for (c, s) in ka.centroid.iter_mut().zip(&ka.sum) {
+                    *c = s / norm;
+                }
+                ka.speech_s += kb_speech;
+                for (t, u) in ka.together_s.iter_mut().zip(&kb_together) {
+                    *t += u;
+                }
+                for k in &mut self.known {
+                    let moved = k.together_s[b];
+                    k.together_s[a] += moved;
+                }
+                // The stitching memory reads the merged speaker as the earlier one.
+                for (_, l) in self.recent.iter_mut() {
+                    for slot in l.iter_mut() {
+                        if *slot == Some(b as u8) {
+                            *slot = Some(a as u8);
+                        }
+                    }
+                    if l[0].is_some() && l[0] == l[1] {
+                        l[1] = None;
+                    }
+                }
+            }
+        }
     }
 
     fn absorb(&mut self, g: u8, e: &Embedding) {
@@ -421,5 +522,70 @@ fn gather(fb: &[FbankFrame], seg_frames: &[usize], out: &mut Vec<FbankFrame>) {
             out.extend_from_slice(&fb[lo..hi]);
             next = hi;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A diarizer that has heard two speakers with these centroids, `speech_s` each, `together_s`
+    /// at once, and holds a second of recent labels of speaker 1.
+    fn heard(a: Embedding, b: Embedding, speech_s: f64, together_s: f64) -> OnlineDiarizer {
+        let mut d = OnlineDiarizer::new(OnlineParams::default()).expect("networks load");
+        d.found(Some(&a));
+        d.found(Some(&b));
+        for k in &mut d.known {
+            k.speech_s = speech_s;
+        }
+        d.known[0].together_s[1] = together_s;
+        d.known[1].together_s[0] = together_s;
+        for g in 0..100 {
+            d.recent.push_back((g, [Some(1), None]));
+        }
+        d
+    }
+
+    fn unit(i: usize) -> Embedding {
+        let mut e = [0.0; EMBEDDING_DIM];
+        e[i] = 1.0;
+        e
+    }
+
+    fn mix(w: f32) -> Embedding {
+        let mut e = unit(0);
+        e[1] = w;
+        let n = (1.0 + w * w).sqrt();
+        e.map(|v| v / n)
+    }
+
+    #[test]
+    fn two_alike_speakers_who_never_speak_at_once_become_one_voice() {
+        // cos(unit 0, mix(1)) = 0.71.
+        let mut d = heard(unit(0), mix(1.0), 4.0, 0.0);
+        d.merge_one_voice();
+        assert_eq!(d.distinct_speakers(), 1);
+        assert_eq!(d.speakers(), 2, "numbers already given stay given");
+        assert!(
+            d.recent.iter().all(|(_, l)| l[0] == Some(0)),
+            "the stitching memory reads the voice as the first speaker"
+        );
+    }
+
+    #[test]
+    fn people_who_speak_at_once_or_differ_or_were_barely_heard_stay_apart() {
+        let mut overlap = heard(unit(0), mix(1.0), 4.0, 1.0);
+        overlap.merge_one_voice();
+        assert_eq!(
+            overlap.distinct_speakers(),
+            2,
+            "two voices at once are two people"
+        );
+        let mut unlike = heard(unit(0), unit(1), 4.0, 0.0);
+        unlike.merge_one_voice();
+        assert_eq!(unlike.distinct_speakers(), 2);
+        let mut brief = heard(unit(0), mix(1.0), 1.0, 0.0);
+        brief.merge_one_voice();
+        assert_eq!(brief.distinct_speakers(), 2, "1 s is too little to judge");
     }
 }

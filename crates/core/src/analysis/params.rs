@@ -211,9 +211,10 @@ const AGREEMENT: SignalRule = SignalRule {
 /// engagement state. `rules-8`: words from the transcript (`super::lexicon`) carry agreement,
 /// uncertainty and hesitation, and support interest. `rules-9`: only words the recognizer does
 /// not doubt (`super::lexicon::MIN_LOGPROB`). `rules-10`: vocal arousal reads the level-free
-/// spectral tilt 500-1500 Hz, so a microphone's gain no longer moves it.
+/// spectral tilt 500-1500 Hz, so a microphone's gain no longer moves it. `rules-11`: streams
+/// find one voice in two speakers (`attune_voice::OnlineParams::merge_similarity`).
 pub const INTER_2_AUDIO: ModelParams = ModelParams {
-    version: "inter-2-audio/rules-10",
+    version: "inter-2-audio/rules-11",
     signals: &[
         AGREEMENT,
         CONFIDENCE,
@@ -232,9 +233,10 @@ pub const INTER_2_AUDIO: ModelParams = ModelParams {
 /// transcript (`super::lexicon`) carry agreement, disagreement, confusion, skepticism,
 /// uncertainty and hesitation, and support interest. `rules-10`: only words the recognizer does
 /// not doubt (`super::lexicon::MIN_LOGPROB`). `rules-11`: vocal arousal reads the level-free
-/// spectral tilt 500-1500 Hz, so a microphone's gain no longer moves it.
+/// spectral tilt 500-1500 Hz, so a microphone's gain no longer moves it. `rules-12`: streams
+/// find one voice in two speakers (`attune_voice::OnlineParams::merge_similarity`).
 pub const INTER_2: ModelParams = ModelParams {
-    version: "inter-2/rules-11",
+    version: "inter-2/rules-12",
     signals: &[
         AGREEMENT,
         CONFIDENCE,
