@@ -157,14 +157,12 @@ fn the_same_audio_in_different_containers_gives_the_same_windows() {
     // One decision per window for the engagement state and one per signal
     // type the model reports (present or not): a borderline low-probability
     // signal flipping under a lossy codec costs one decision, not the window.
-    let audible = [
-        SignalType::Agreement,
-        SignalType::Confidence,
-        SignalType::Frustration,
-        SignalType::Hesitation,
-        SignalType::Interest,
-        SignalType::Uncertainty,
-    ];
+    let audible = || {
+        attune_core::analysis::params::INTER_2_AUDIO
+            .signals
+            .iter()
+            .map(|rule| rule.signal)
+    };
     let (mut same, mut total) = (0, 0);
     for name in others {
         let a = analyze(name, Model::Inter2Audio);
@@ -172,7 +170,7 @@ fn the_same_audio_in_different_containers_gives_the_same_windows() {
         for (x, y) in a.windows.iter().zip(&reference.windows) {
             total += 1;
             same += usize::from(x.engagement_status == y.engagement_status);
-            for t in audible {
+            for t in audible() {
                 let has = |w: &UploadJobWindow| w.signals.iter().any(|s| s.signal_type == t);
                 total += 1;
                 same += usize::from(has(x) == has(y));

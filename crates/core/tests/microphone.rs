@@ -117,14 +117,13 @@ fn level(w: &UploadJobWindow, t: SignalType) -> Option<Probability> {
         .max()
 }
 
-const AUDIBLE: [SignalType; 6] = [
-    SignalType::Agreement,
-    SignalType::Confidence,
-    SignalType::Frustration,
-    SignalType::Hesitation,
-    SignalType::Interest,
-    SignalType::Uncertainty,
-];
+/// The signals the audio model reports.
+fn audible() -> impl Iterator<Item = SignalType> {
+    attune_core::analysis::params::INTER_2_AUDIO
+        .signals
+        .iter()
+        .map(|rule| rule.signal)
+}
 
 impl Agreement {
     fn add(&mut self, original: &[UploadJobWindow], variant: &[UploadJobWindow]) {
@@ -146,7 +145,7 @@ impl Agreement {
                     .or_default() += 1;
             }
             let mut invented = false;
-            for t in AUDIBLE {
+            for t in audible() {
                 let (lo, lv) = (level(o, t), level(v, t));
                 self.decisions += 1;
                 if lo.is_some() == lv.is_some() {
