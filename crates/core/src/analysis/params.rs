@@ -212,9 +212,11 @@ const AGREEMENT: SignalRule = SignalRule {
 /// uncertainty and hesitation, and support interest. `rules-9`: only words the recognizer does
 /// not doubt (`super::lexicon::MIN_LOGPROB`). `rules-10`: vocal arousal reads the level-free
 /// spectral tilt 500-1500 Hz, so a microphone's gain no longer moves it. `rules-11`: streams
-/// find one voice in two speakers (`attune_voice::OnlineParams::merge_similarity`).
+/// find one voice in two speakers (`attune_voice::OnlineParams::merge_similarity`). `rules-12`:
+/// a token alone ("Yeah.") is a backchannel, not agreement; formulas of acceptance ("good idea",
+/// "works for me") and of rejection ("you are wrong", "that's not the point") are read.
 pub const INTER_2_AUDIO: ModelParams = ModelParams {
-    version: "inter-2-audio/rules-11",
+    version: "inter-2-audio/rules-12",
     signals: &[
         AGREEMENT,
         CONFIDENCE,
@@ -234,9 +236,11 @@ pub const INTER_2_AUDIO: ModelParams = ModelParams {
 /// uncertainty and hesitation, and support interest. `rules-10`: only words the recognizer does
 /// not doubt (`super::lexicon::MIN_LOGPROB`). `rules-11`: vocal arousal reads the level-free
 /// spectral tilt 500-1500 Hz, so a microphone's gain no longer moves it. `rules-12`: streams
-/// find one voice in two speakers (`attune_voice::OnlineParams::merge_similarity`).
+/// find one voice in two speakers (`attune_voice::OnlineParams::merge_similarity`). `rules-13`:
+/// a token alone ("Yeah.") is a backchannel, not agreement; formulas of acceptance ("good idea",
+/// "works for me") and of rejection ("you are wrong", "that's not the point") are read.
 pub const INTER_2: ModelParams = ModelParams {
-    version: "inter-2/rules-12",
+    version: "inter-2/rules-13",
     signals: &[
         AGREEMENT,
         CONFIDENCE,
