@@ -1,0 +1,92 @@
+//! CPU cost of each voice network on one recording: Silero VAD over the whole input, one
+//! segmentation-3.0 chunk of 10 s, one CAM++ embedding at each planned length (filterbank
+//! included), and the filterbank of 2 s alone.
+//!
+//!     cargo run --release -p attune-voice --example voice_cost -- FILE.wav [REPEATS]
+//!
+//! Reads 16 kHz mono 16-bit PCM WAV (at least 3 s). Each network is run once before timing
+//! (loading and planning are not counted). Prints the process's CPU time (user + system, from
+//! `/proc/self/stat`) per call, so a loaded machine moves the figures less than wall time.
+use attune_voice::embed::EMBED_LENGTHS;
+use attune_voice::fbank::{fbank, FbankFrame};
+use attune_voice::{speech_probabilities, Segmenter, SpeakerEmbedder};
+
+/// CPU seconds of this process so far (Linux; 0 elsewhere).
+fn cpu_s() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Mean CPU seconds per call of `f`, over `n` calls after one untimed call.
+fn per_call(n: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    let t = cpu_s();
+    for _ in 0..n {
+        f();
+    }
+    (cpu_s() - t) / n as f64
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let path = args.next().expect("usage: voice_cost FILE.wav [REPEATS]");
+    let n: usize = args
+        .next()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(20)
+        .max(1);
+    let bytes = std::fs::read(&path).expect("read the file");
+    let data = bytes
+        .windows(4)
+        .position(|w| w == b"data")
+        .expect("a WAV data chunk")
+        + 8;
+    let pcm: Vec<f32> = bytes[data..]
+        .chunks_exact(2)
+        .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32 / 32768.0)
+        .collect();
+    assert!(pcm.len() >= 48_000, "at least 3 s of 16 kHz audio");
+    let audio_s = pcm.len() as f64 / 16_000.0;
+    println!("{path}: {audio_s:.1} s, {n} calls each");
+
+    let vad = per_call(n.div_ceil(10), || {
+        speech_probabilities(&pcm).expect("vad");
+    });
+    println!("silero vad: {:.2} ms per audio s", vad * 1000.0 / audio_s);
+
+    let seg = Segmenter::new().expect("segmenter");
+    let chunk = &pcm[..160_000.min(pcm.len())];
+    let s = per_call(n, || {
+        seg.run(chunk).expect("segment");
+    });
+    println!("segmentation-3.0: {:.1} ms per 10 s chunk", s * 1000.0);
+
+    let mut frames: Vec<FbankFrame> = Vec::new();
+    fbank(&pcm[..48_000], &mut frames);
+    for &len in &EMBED_LENGTHS {
+        if frames.len() < len {
+            continue;
+        }
+        let e = per_call(n, || {
+            SpeakerEmbedder.embed(&frames[..len], len).expect("embed");
+        });
+        println!("cam++ {len} frames: {:.1} ms", e * 1000.0);
+    }
+    let f = per_call(n, || {
+        let mut out = Vec::new();
+        fbank(&pcm[..32_000], &mut out);
+    });
+    println!("fbank of 2 s: {:.2} ms", f * 1000.0);
+}
