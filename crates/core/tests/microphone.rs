@@ -280,14 +280,15 @@ fn get<'a>(f: &'a Figures, variant: &str) -> &'a Agreement {
 ///
 /// - codec round trips (lossless and lossy): >= 90 % of engagement states kept; met.
 /// - gain +/-8 dB (+8 through a limiter) and a level step: no medium or high signal added;
-///   not met: 1 window of 201 gains one at -8 dB, 3 through the limiter, 4 with the level step
+///   not met: 2 windows of 201 gain one at -8 dB, 3 through the limiter, 4 with the level step
 ///   (the floor holds that count).
-/// - telephone band and 20 dB noise: >= 85 % of states kept; not met for the telephone band
-///   (77 %) and white noise (82 %); pink noise keeps 86 %.
+/// - telephone band and 20 dB noise: >= 85 % of states kept; met for white noise (88 %) and
+///   pink noise (89 %), not for the telephone band (84 %; 77 % before the high-arousal model
+///   read the alpha ratio inside the band, rules-14 / audio rules-13).
 const CODEC_STATES_MIN: f64 = 0.90;
 const GAIN_INVENTED_MAX: usize = 4;
-const BAND_STATES_MIN: f64 = 0.75;
-const NOISE_STATES_MIN: f64 = 0.80;
+const BAND_STATES_MIN: f64 = 0.82;
+const NOISE_STATES_MIN: f64 = 0.85;
 
 #[test]
 fn real_speech_reads_the_same_through_microphones_lines_and_codecs() {

@@ -47,8 +47,13 @@ pub enum Measure {
     Rate,
     /// Harmonics-to-noise ratio, dB.
     Hnr,
-    /// Alpha ratio, dB.
+    /// Alpha ratio (1-5 kHz over 50-1000 Hz), dB: read by the low model only.
     Alpha,
+    /// Alpha ratio inside the telephone band (1-3 kHz over 400-1000 Hz), dB: read by the high
+    /// model only, which judges a voice against neutral speech, so a telephone line's cut
+    /// below 300 Hz must not move it (the low model reads a voice against its own usual
+    /// measures, where a constant line cancels).
+    AlphaBand,
     /// Spectral tilt 500-1500 Hz (least-squares slope, level-free), dB/kHz.
     SlopeHigh,
     /// Loudness dynamics (5th-95th percentile range of speech frames), dB.
@@ -56,7 +61,7 @@ pub enum Measure {
 }
 
 /// How many measures the models read.
-pub const MEASURES: usize = 5;
+pub const MEASURES: usize = 6;
 
 impl Measure {
     /// Every measure, in vector order.
@@ -64,9 +69,19 @@ impl Measure {
         Measure::Rate,
         Measure::Hnr,
         Measure::Alpha,
+        Measure::AlphaBand,
         Measure::SlopeHigh,
         Measure::LoudnessRange,
     ];
+
+    /// Whether the high (`true`) or low (`false`) model reads the measure.
+    pub const fn read_by(self, high: bool) -> bool {
+        match self {
+            Measure::Alpha => !high,
+            Measure::AlphaBand => high,
+            _ => true,
+        }
+    }
 
     /// The measure's key in `arousal.json`.
     pub const fn key(self) -> &'static str {
@@ -74,6 +89,7 @@ impl Measure {
             Measure::Rate => "articulation_rate",
             Measure::Hnr => "hnr",
             Measure::Alpha => "alpha_ratio",
+            Measure::AlphaBand => "alpha_band",
             Measure::SlopeHigh => "tilt_500_1500",
             Measure::LoudnessRange => "loudness_range",
         }
@@ -84,7 +100,8 @@ impl Measure {
         match self {
             Measure::Rate => "articulation rate",
             Measure::Hnr => "harmonics-to-noise ratio",
-            Measure::Alpha => "alpha ratio (low over high spectrum)",
+            Measure::Alpha => "alpha ratio (high over low spectrum)",
+            Measure::AlphaBand => "alpha ratio 0.4-3 kHz (high over low spectrum)",
             Measure::SlopeHigh => "spectral tilt 500-1500 Hz",
             Measure::LoudnessRange => "loudness dynamics",
         }
@@ -93,7 +110,7 @@ impl Measure {
     fn unit(self) -> &'static str {
         match self {
             Measure::Rate => " syll/s",
-            Measure::Hnr | Measure::Alpha | Measure::LoudnessRange => " dB",
+            Measure::Hnr | Measure::Alpha | Measure::AlphaBand | Measure::LoudnessRange => " dB",
             Measure::SlopeHigh => " dB/kHz",
         }
     }
@@ -104,6 +121,7 @@ impl Measure {
             Measure::Rate => a.speech_rate,
             Measure::Hnr => a.hnr,
             Measure::Alpha => a.alpha_ratio,
+            Measure::AlphaBand => a.alpha_band,
             // The spectral module measures dB/Hz; rationales read dB/kHz.
             Measure::SlopeHigh => a.tilt_500_1500.map(|s| s * 1000.0),
             Measure::LoudnessRange => a.loudness_range,
@@ -117,6 +135,7 @@ impl Measure {
             Measure::Rate => p.speech_rate,
             Measure::Hnr => p.hnr,
             Measure::Alpha => p.alpha_ratio,
+            Measure::AlphaBand => p.alpha_band,
             Measure::SlopeHigh => p.tilt_500_1500.map(|s| s * 1000.0),
             Measure::LoudnessRange => p.loudness_range,
         };
@@ -449,13 +468,25 @@ impl ArousalModel {
             .collect();
         let high: Vec<bool> = samples.iter().map(|(_, c)| *c == Class::High).collect();
         let low: Vec<bool> = samples.iter().map(|(_, c)| *c == Class::Low).collect();
+        // A measure a model does not read is a column of zeros to it: the penalty holds its
+        // weight at 0.
+        let only = |for_high: bool| -> Vec<Vec<f64>> {
+            z.iter()
+                .map(|row| {
+                    row.iter()
+                        .zip(Measure::ALL)
+                        .map(|(v, m)| if m.read_by(for_high) { *v } else { 0.0 })
+                        .collect()
+                })
+                .collect()
+        };
         ArousalModel {
             measures: Measure::ALL.iter().map(|m| m.key().to_owned()).collect(),
             mean,
             sd,
             neutral,
-            high: fit_logistic(&z, &high, l2),
-            low: fit_logistic(&z, &low, l2),
+            high: fit_logistic(&only(true), &high, l2),
+            low: fit_logistic(&only(false), &low, l2),
             source,
         }
     }
@@ -577,6 +608,7 @@ mod tests {
             speech_rate: Some(5.0),
             hnr: Some(10.0),
             alpha_ratio: Some(-12.0),
+            alpha_band: Some(-12.0),
             slope_0_500: Some(0.02),
             tilt_500_1500: Some(-0.01),
             loudness_range: Some(30.0),

@@ -53,6 +53,9 @@ pub struct AudioMeasures {
     pub hnr: Option<f64>,
     /// Alpha ratio (energy 50-1000 Hz over 1-5 kHz), dB.
     pub alpha_ratio: Option<f64>,
+    /// Alpha ratio inside the telephone band (energy 1-3 kHz over 400-1000 Hz), dB: what
+    /// vocal arousal reads.
+    pub alpha_band: Option<f64>,
     /// Hammarberg index (strongest peak 0-2 kHz over strongest 2-5 kHz), dB.
     pub hammarberg: Option<f64>,
     /// Spectral slope 0-500 Hz of voiced frames' log spectrum, dB/Hz
@@ -127,6 +130,8 @@ pub struct SpeakerMeasures {
     pub hnr: Option<f64>,
     /// Alpha ratio of the speaker's voiced frames, dB.
     pub alpha_ratio: Option<f64>,
+    /// Alpha ratio within the telephone band of the same frames, dB.
+    pub alpha_band: Option<f64>,
     /// Spectral slope 0-500 Hz of the speaker's voiced frames, dB/Hz.
     pub slope_0_500: Option<f64>,
     /// Spectral slope 500-1500 Hz of the speaker's voiced frames, dB/Hz.

@@ -215,8 +215,10 @@ const AGREEMENT: SignalRule = SignalRule {
 /// find one voice in two speakers (`attune_voice::OnlineParams::merge_similarity`). `rules-12`:
 /// a token alone ("Yeah.") is a backchannel, not agreement; formulas of acceptance ("good idea",
 /// "works for me") and of rejection ("you are wrong", "that's not the point") are read.
+/// `rules-13`: vocal arousal reads the alpha ratio inside the telephone band (1-3 kHz over
+/// 400-1000 Hz), so a telephone line no longer raises it.
 pub const INTER_2_AUDIO: ModelParams = ModelParams {
-    version: "inter-2-audio/rules-12",
+    version: "inter-2-audio/rules-13",
     signals: &[
         AGREEMENT,
         CONFIDENCE,
@@ -239,8 +241,10 @@ pub const INTER_2_AUDIO: ModelParams = ModelParams {
 /// find one voice in two speakers (`attune_voice::OnlineParams::merge_similarity`). `rules-13`:
 /// a token alone ("Yeah.") is a backchannel, not agreement; formulas of acceptance ("good idea",
 /// "works for me") and of rejection ("you are wrong", "that's not the point") are read.
+/// `rules-14`: vocal arousal reads the alpha ratio inside the telephone band (1-3 kHz over
+/// 400-1000 Hz), so a telephone line no longer raises it.
 pub const INTER_2: ModelParams = ModelParams {
-    version: "inter-2/rules-13",
+    version: "inter-2/rules-14",
     signals: &[
         AGREEMENT,
         CONFIDENCE,

@@ -22,6 +22,7 @@ fn calm(start: f64) -> WindowFeatures {
             // means, `crates/core/data/arousal.json`), so the arousal models
             // read it.
             alpha_ratio: Some(-17.6),
+            alpha_band: Some(-10.1),
             tilt_500_1500: Some(-0.0138),
             loudness_range: Some(15.9),
             speakers: 1,
@@ -176,6 +177,7 @@ fn aroused(start: f64) -> WindowFeatures {
     w.audio.f0_mean = Some(30.0);
     w.audio.f0_range = Some(11.0);
     w.audio.alpha_ratio = Some(-6.7);
+    w.audio.alpha_band = Some(-3.3);
     w.audio.hnr = Some(10.4);
     w.audio.tilt_500_1500 = Some(-0.005);
     w.audio.loudness_range = Some(20.0);
@@ -557,6 +559,7 @@ fn a_raised_voice_in_a_two_voice_exchange_reads_as_stress_and_is_named() {
         p.speech_rate = Some(if aroused { 7.2 } else { 5.0 });
         p.hnr = Some(if aroused { 10.4 } else { 12.0 });
         p.alpha_ratio = Some(if aroused { -6.7 } else { -17.6 });
+        p.alpha_band = Some(if aroused { -3.3 } else { -10.1 });
         p.tilt_500_1500 = Some(if aroused { -0.005 } else { -0.0138 });
         p.loudness_range = Some(if aroused { 20.0 } else { 15.9 });
     }

@@ -166,6 +166,9 @@ pub struct Frame {
     pub hnr_db: Option<f32>,
     /// Alpha ratio, dB: energy 1-5 kHz over energy below 1 kHz.
     pub alpha_ratio_db: f32,
+    /// The alpha ratio inside the telephone band: energy 1-3 kHz over
+    /// 400-1000 Hz, dB (band-limited audio leaves it where it was).
+    pub alpha_band_db: f32,
     /// Hammarberg index, dB: strongest peak below 2 kHz over strongest 2-5 kHz.
     pub hammarberg_db: f32,
     /// Spectral slope 0-500 Hz, dB/Hz.
@@ -599,6 +602,7 @@ impl FeatureExtractor {
             intensity_db,
             hnr_db,
             alpha_ratio_db: spec.alpha_ratio_db,
+            alpha_band_db: spec.alpha_band_db,
             hammarberg_db: spec.hammarberg_db,
             slope_0_500: spec.slope_0_500,
             slope_500_1500: spec.slope_500_1500,

@@ -45,6 +45,7 @@ const HTK_SCALE: f32 = 32768.0;
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub(crate) struct SpectralFrame {
     pub alpha_ratio_db: f32,
+    pub alpha_band_db: f32,
     pub hammarberg_db: f32,
     pub slope_0_500: f32,
     pub slope_500_1500: f32,
@@ -178,6 +179,16 @@ impl SpectralAnalyzer {
         } else {
             0.0
         };
+        // The same balance inside the telephone band (300-3400 Hz), clear of
+        // its edges, which a telephone line or a small loudspeaker leaves as it
+        // is: high over low, as the alpha ratio (1-3 kHz over 400-1000 Hz).
+        let low_band: f64 = p[bin(400.0)..bin(1000.0)].iter().sum();
+        let high_band: f64 = p[bin(1000.0)..=bin(3000.0)].iter().sum();
+        let alpha_band = if low_band > 0.0 {
+            10.0 * (high_band.max(POWER_FLOOR) / low_band).log10()
+        } else {
+            0.0
+        };
         let max_0_2k = p[..bin(2000.0)].iter().fold(0.0f64, |m, &v| m.max(v));
         let max_2_5k = p[bin(2000.0)..=bin(5000.0)]
             .iter()
@@ -219,6 +230,7 @@ impl SpectralAnalyzer {
 
         SpectralFrame {
             alpha_ratio_db: alpha as f32,
+            alpha_band_db: alpha_band as f32,
             hammarberg_db: hammarberg as f32,
             slope_0_500: self.band_slope(0.0, 500.0).0 as f32,
             slope_500_1500: high.0 as f32,
@@ -288,6 +300,30 @@ mod tests {
         assert!(bright.alpha_ratio_db > dull.alpha_ratio_db + 20.0);
         assert!(bright.hammarberg_db < dull.hammarberg_db - 20.0);
         assert!(bright.centroid_hz > dull.centroid_hz);
+    }
+
+    #[test]
+    fn the_telephone_band_moves_the_alpha_ratio_and_not_its_band_limited_twin() {
+        let mut a = SpectralAnalyzer::new();
+        // A 125 Hz voice: harmonics falling 6 dB an octave up to 5 kHz, then the same voice
+        // with what a telephone line removes (below 300 Hz and above 3.4 kHz).
+        let voice: Vec<(f64, f64)> = (1..=40)
+            .map(|k| (125.0 * k as f64, 0.3 / k as f64))
+            .collect();
+        let line: Vec<(f64, f64)> = voice
+            .iter()
+            .copied()
+            .filter(|&(f, _)| (300.0..=3400.0).contains(&f))
+            .collect();
+        let full = a.analyze(&sine(&voice), 1000);
+        let phone = a.analyze(&sine(&line), 1000);
+        let alpha_moved = phone.alpha_ratio_db - full.alpha_ratio_db;
+        let band_moved = (phone.alpha_band_db - full.alpha_band_db).abs();
+        assert!(alpha_moved > 3.0, "alpha ratio moved {alpha_moved} dB");
+        assert!(
+            band_moved < 0.5,
+            "band-limited alpha ratio moved {band_moved} dB"
+        );
     }
 
     #[test]

@@ -218,6 +218,9 @@ pub struct SpeakerSpan {
     pub hnr_db: Option<f32>,
     /// Mean alpha ratio of the speaker's voiced frames, dB.
     pub alpha_ratio_db: Option<f32>,
+    /// Mean alpha ratio within the telephone band of those voiced frames, dB
+    /// ([`crate::features::Frame::alpha_band_db`]).
+    pub alpha_band_db: Option<f32>,
     /// Mean spectral slope 0-500 Hz of those voiced frames, dB/Hz.
     pub slope_0_500: Option<f32>,
     /// Mean spectral slope 500-1500 Hz of those voiced frames, dB/Hz.
@@ -275,6 +278,9 @@ pub struct SpanFeatures {
     pub hnr_db: Option<f32>,
     /// Mean alpha ratio of voiced frames, dB.
     pub alpha_ratio_db: Option<f32>,
+    /// Mean alpha ratio within the telephone band of voiced frames, dB
+    /// ([`crate::features::Frame::alpha_band_db`]).
+    pub alpha_band_db: Option<f32>,
     /// Mean Hammarberg index of voiced frames, dB.
     pub hammarberg_db: Option<f32>,
     /// Mean spectral slope 0-500 Hz of voiced frames, dB/Hz.
@@ -425,6 +431,7 @@ pub fn summarize(features: &FrameFeatures, span: Span) -> SpanFeatures {
 
     let voiced_frames = || in_span.iter().filter(|f| f.is_voiced());
     let alpha = mean(voiced_frames().map(|f| f.alpha_ratio_db));
+    let alpha_band = mean(voiced_frames().map(|f| f.alpha_band_db));
     let hammarberg = mean(voiced_frames().map(|f| f.hammarberg_db));
     let slope_low = mean(voiced_frames().map(|f| f.slope_0_500));
     let slope_high = mean(voiced_frames().map(|f| f.slope_500_1500));
@@ -513,6 +520,7 @@ pub fn summarize(features: &FrameFeatures, span: Span) -> SpanFeatures {
         shimmer_local_db: shimmer,
         hnr_db: hnr,
         alpha_ratio_db: alpha,
+        alpha_band_db: alpha_band,
         hammarberg_db: hammarberg,
         slope_0_500: slope_low,
         slope_500_1500: slope_high,

@@ -187,7 +187,7 @@ pub(super) fn per_speaker(
             let mut levels = Vec::new();
             let mut hnr = Vec::new();
             let mut voiced_levels = Vec::new();
-            let mut tilt: Vec<(f32, f32, f32, f32)> = Vec::new();
+            let mut tilt: Vec<(f32, f32, f32, f32, f32)> = Vec::new();
             let mut syllables = 0u32;
             for u in features
                 .speech_units
@@ -216,6 +216,7 @@ pub(super) fn per_speaker(
                             f.slope_0_500,
                             f.slope_500_1500,
                             f.tilt_500_1500,
+                            f.alpha_band_db,
                         ));
                     }
                 }
@@ -252,6 +253,7 @@ pub(super) fn per_speaker(
                 slope_0_500: mean(tilt.iter().map(|t| t.1)),
                 slope_500_1500: mean(tilt.iter().map(|t| t.2)),
                 tilt_500_1500: mean(tilt.iter().map(|t| t.3)),
+                alpha_band_db: mean(tilt.iter().map(|t| t.4)),
                 articulation_rate_syl_per_s: (speech_s > 0.0)
                     .then(|| (f64::from(syllables) / speech_s) as f32),
                 turns: own.clone().count() as u32,
