@@ -383,6 +383,38 @@ fn diagnose() {
     }
 }
 
+/// The mean change of the arousal models' measures between each window with one voice and its
+/// telephone-band copy (`docs/EVALUATION.md`, "Microphones, lines and codecs"): `cargo test -p
+/// attune-core --test microphone -- --ignored --nocapture arousal_measures_under_the_telephone_band`
+#[test]
+#[ignore = "a diagnosis that prints, not a check"]
+fn arousal_measures_under_the_telephone_band() {
+    use attune_core::analysis::arousal::{ArousalModel, Measure, MEASURES};
+    let (mut sums, mut n) = ([0.0f64; MEASURES], 0usize);
+    for s in &corpus() {
+        let phone = real_speech::windows(&variants::telephone(&s.samples));
+        for (a, b) in real_speech::windows(&s.samples).iter().zip(&phone) {
+            let (Some(x), Some(y)) = (
+                ArousalModel::measures_of(&a.audio),
+                ArousalModel::measures_of(&b.audio),
+            ) else {
+                continue;
+            };
+            for (sum, (x, y)) in sums.iter_mut().zip(x.iter().zip(&y)) {
+                *sum += y - x;
+            }
+            n += 1;
+        }
+    }
+    for (m, sum) in Measure::ALL.iter().zip(sums) {
+        println!(
+            "{}: mean change {:.2} over {n} windows",
+            m.key(),
+            sum / n.max(1) as f64
+        );
+    }
+}
+
 /// The arousal model's five measures of a few recordings at their level and 8 dB quieter (a
 /// pure gain: the limiter does not act): which of them a gain moves. `cargo test -p
 /// attune-core --test microphone -- --ignored --nocapture arousal_measures_under_gain`
