@@ -283,11 +283,12 @@ fn get<'a>(f: &'a Figures, variant: &str) -> &'a Agreement {
 ///   not met: 2 windows of 201 gain one at -8 dB, 3 through the limiter, 4 with the level step
 ///   (the floor holds that count).
 /// - telephone band and 20 dB noise: >= 85 % of states kept; met for white noise (88 %) and
-///   pink noise (89 %), not for the telephone band (84 %; 77 % before the high-arousal model
-///   read the alpha ratio inside the band, rules-14 / audio rules-13).
+///   pink noise (89 %), not for the telephone band: 80 % through a line that filters before it
+///   resamples (`variants::telephone`). Through the earlier variant, which folded 4-8 kHz into
+///   the band, 84 %; the floor went from 0.82 to 0.78 with the line, not with the analyzer.
 const CODEC_STATES_MIN: f64 = 0.90;
 const GAIN_INVENTED_MAX: usize = 4;
-const BAND_STATES_MIN: f64 = 0.82;
+const BAND_STATES_MIN: f64 = 0.78;
 const NOISE_STATES_MIN: f64 = 0.85;
 
 #[test]
@@ -380,6 +381,39 @@ fn diagnose() {
                 );
             }
         }
+    }
+}
+
+/// Power of `x` over its middle half (clear of the filters' start-up), dB.
+fn middle_power_db(x: &[f32]) -> f64 {
+    let mid = &x[x.len() / 4..3 * x.len() / 4];
+    10.0 * (mid.iter().map(|&v| f64::from(v).powi(2)).sum::<f64>() / mid.len() as f64).log10()
+}
+
+/// The telephone variant is a telephone channel: the band passes, and what lies above 4 kHz
+/// is taken away rather than folded into the band (at 8 kHz a 5 kHz tone would return as
+/// 3 kHz; ITU-T P.48's sending filter has it 52 dB down).
+#[test]
+fn the_telephone_variant_passes_the_band_and_folds_nothing_into_it() {
+    let tone = |hz: f64| -> Vec<f32> {
+        (0..variants::RATE)
+            .map(|i| {
+                (0.5 * (2.0 * std::f64::consts::PI * hz * i as f64 / variants::RATE as f64).sin())
+                    as f32
+            })
+            .collect()
+    };
+    for hz in [1000.0, 2000.0] {
+        let loss = middle_power_db(&tone(hz)) - middle_power_db(&variants::telephone(&tone(hz)));
+        assert!(loss.abs() < 1.0, "{hz} Hz loses {loss:.2} dB in the band");
+    }
+    // Fourth-order edges: 38 dB at 100 Hz.
+    for (hz, floor) in [(100.0, 35.0), (5000.0, 40.0), (6500.0, 40.0)] {
+        let loss = middle_power_db(&tone(hz)) - middle_power_db(&variants::telephone(&tone(hz)));
+        assert!(
+            loss > floor,
+            "{hz} Hz is only {loss:.1} dB down through the line"
+        );
     }
 }
 

@@ -81,7 +81,10 @@ fn butter4(x: &[f64], high: bool, f0: f64, rate: f64) -> Vec<f64> {
 }
 
 /// The telephone band: 300-3400 Hz (fourth-order Butterworth edges), down to 8 kHz and back
-/// up to 16 kHz (every other sample kept, then zeros between and the 3400 Hz low-pass again).
+/// up to 16 kHz through a proper anti-aliasing and anti-imaging low-pass (a Kaiser-windowed
+/// sinc, [`narrowband_lowpass`]), as a telephone channel does: ITU-T P.48's sending filter is
+/// 37 dB down at 4 kHz and 52 dB at 5 kHz. A fourth-order edge alone is 7 dB down at 4 kHz and
+/// 14 dB at 5 kHz, which folds a voiced fricative's 4-8 kHz energy into the band.
 pub fn telephone(samples: &[f32]) -> Vec<f32> {
     let x: Vec<f64> = samples.iter().map(|&s| f64::from(s)).collect();
     let band = butter4(
@@ -90,17 +93,63 @@ pub fn telephone(samples: &[f32]) -> Vec<f32> {
         3400.0,
         RATE as f64,
     );
-    let narrow: Vec<f64> = band.iter().step_by(2).copied().collect();
-    // The narrow-band signal back at 16 kHz.
+    let narrow: Vec<f64> = narrowband_lowpass(&band).into_iter().step_by(2).collect();
+    // The narrow-band signal back at 16 kHz: zeros between, the images above 4 kHz removed.
     let mut up = vec![0.0; samples.len()];
     for (i, v) in narrow.iter().enumerate() {
         if let Some(slot) = up.get_mut(2 * i) {
             *slot = 2.0 * v;
         }
     }
-    butter4(&up, false, 3400.0, RATE as f64)
+    narrowband_lowpass(&up)
         .into_iter()
         .map(|v| v as f32)
+        .collect()
+}
+
+/// Taps of [`narrowband_lowpass`]'s filter, odd (a linear phase of `TAPS / 2` samples).
+const TAPS: usize = 161;
+
+/// A zero-phase FIR low-pass at 3.7 kHz for 16 kHz audio: a sinc under a Kaiser window
+/// (beta 8, 161 taps: within 0.01 dB to about 3.45 kHz, 80 dB down from about 3.95 kHz).
+/// The output is aligned with the input (the filter's delay removed).
+fn narrowband_lowpass(x: &[f64]) -> Vec<f64> {
+    let fc = 3700.0 / RATE as f64;
+    let beta = 8.0;
+    let m = (TAPS - 1) as f64;
+    let i0 = |v: f64| {
+        // Modified Bessel function of the first kind, order 0 (power series).
+        let (mut sum, mut term, mut k) = (1.0, 1.0, 1.0);
+        while term > 1e-12 * sum {
+            term *= (v / (2.0 * k)).powi(2);
+            sum += term;
+            k += 1.0;
+        }
+        sum
+    };
+    let h: Vec<f64> = (0..TAPS)
+        .map(|n| {
+            let t = n as f64 - m / 2.0;
+            let sinc = if t == 0.0 {
+                2.0 * fc
+            } else {
+                (2.0 * PI * fc * t).sin() / (PI * t)
+            };
+            let r = 2.0 * n as f64 / m - 1.0;
+            sinc * i0(beta * (1.0 - r * r).max(0.0).sqrt()) / i0(beta)
+        })
+        .collect();
+    let half = TAPS / 2;
+    (0..x.len())
+        .map(|i| {
+            h.iter()
+                .enumerate()
+                .filter_map(|(k, &hk)| {
+                    let j = (i + half).checked_sub(k)?;
+                    x.get(j).map(|&v| hk * v)
+                })
+                .sum()
+        })
         .collect()
 }
 
