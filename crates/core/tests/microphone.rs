@@ -356,9 +356,6 @@ fn diagnose() {
         for ((s, o), v) in speech.iter().zip(&originals).zip(&out) {
             let Some(v) = v else { continue };
             for (x, y) in o.iter().zip(v) {
-                if x.verdict.engagement == y.verdict.engagement {
-                    continue;
-                }
                 let cues = |e: &attune_core::analysis::Explanation| {
                     e.evidence
                         .iter()
@@ -366,6 +363,32 @@ fn diagnose() {
                         .collect::<Vec<_>>()
                         .join(", ")
                 };
+                // A signal at medium or high in the variant only ("invented").
+                let medium = |e: &attune_core::analysis::Explanation, t: SignalType| {
+                    e.verdict
+                        .findings
+                        .iter()
+                        .any(|f| f.signal == t && f.probability >= Probability::Medium)
+                };
+                for f in &y.verdict.findings {
+                    if f.probability >= Probability::Medium && !medium(x, f.signal) {
+                        let before = x.verdict.findings.iter().find(|g| g.signal == f.signal);
+                        println!(
+                            "{name} | {} @{:.0}s | invented {:?} {:?} ({:?} before): {} | before [{}] after [{}]",
+                            s.name,
+                            x.verdict.start,
+                            f.signal,
+                            f.probability,
+                            before.map(|g| g.probability),
+                            f.rationale,
+                            cues(x),
+                            cues(y)
+                        );
+                    }
+                }
+                if x.verdict.engagement == y.verdict.engagement {
+                    continue;
+                }
                 println!(
                     "{name} | {} @{:.0}s | {:?} e{:.2} d{:.2} [{}] -> {:?} e{:.2} d{:.2} [{}]",
                     s.name,
