@@ -68,7 +68,7 @@ pub use info::{Codec, Container, Pcm, PcmFormat, ProbeInfo, Track, TrackKind, Vi
 pub use requirements::{check, MediaRequirements};
 pub use video::{
     decode_luma, decode_luma_each, decode_pictures_each, encoded_video, LumaDecoder, LumaFrame,
-    LumaVideo, PictureOptions, RgbFrame, VideoPicture,
+    LumaVideo, PictureOptions, RgbFilter, RgbFrame, VideoPicture,
 };
 
 /// The largest encoded video unit (one sample, block or access unit) accepted in an upload or a
@@ -221,10 +221,31 @@ impl<'a> MediaFile<'a> {
         options: video::PictureOptions,
         mut on_picture: impl FnMut(video::VideoPicture),
     ) -> Result<video::LumaSummary, MediaError> {
-        video::decode_video(self.encoded_video()?, options, |picture| {
+        video::decode_video(self.encoded_video()?, options, None, |picture| {
             on_picture(picture);
             std::ops::ControlFlow::Continue(())
         })
+    }
+
+    /// [`decode_pictures_each`](Self::decode_pictures_each) making a sampled picture's RGB
+    /// only where `rgb_filter` lets it through ([`video::LumaDecoder::with_rgb_filter`]).
+    ///
+    /// Errors: those of [`encoded_video`](Self::encoded_video).
+    pub fn decode_pictures_filtered(
+        &self,
+        options: video::PictureOptions,
+        rgb_filter: video::RgbFilter,
+        mut on_picture: impl FnMut(video::VideoPicture),
+    ) -> Result<video::LumaSummary, MediaError> {
+        video::decode_video(
+            self.encoded_video()?,
+            options,
+            Some(rgb_filter),
+            |picture| {
+                on_picture(picture);
+                std::ops::ControlFlow::Continue(())
+            },
+        )
     }
 }
 

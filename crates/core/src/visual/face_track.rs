@@ -35,13 +35,40 @@ struct Picture {
     faces: Vec<(u32, FaceObservation)>,
 }
 
+/// Which pictures faces are read from: the first at or after each tick of [`FACE_FPS`]
+/// (pictures in presentation order). [`FaceTrack`] keeps one; a decoder that makes colour
+/// only for the pictures faces will read keeps a copy fed the same pictures
+/// (`visual::visual_track_of`): its answers are the track's.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FaceTicks {
+    next_tick: Option<f64>,
+}
+
+impl FaceTicks {
+    /// Whether faces are read from the picture shown at `pts` seconds, the next picture after
+    /// those asked about before; a `true` moves the grid on.
+    pub fn take(&mut self, pts: f64) -> bool {
+        let interval = 1.0 / FACE_FPS;
+        let due = self
+            .next_tick
+            .is_none_or(|next| pts >= next - interval * 0.25 || pts < next - 2.0 * interval);
+        if due {
+            self.next_tick = Some(match self.next_tick {
+                Some(next) if pts - next < interval && pts >= next - interval => next + interval,
+                _ => pts + interval,
+            });
+        }
+        due
+    }
+}
+
 /// Faces over the pictures of one video track.
 #[derive(Debug, Clone, Default)]
 pub struct FaceTrack {
     reader: FaceReader,
     tracker: FaceTracker,
     detectors: BTreeMap<u32, SwingDetector>,
-    next_tick: Option<f64>,
+    ticks: FaceTicks,
     pictures: Vec<Picture>,
     gestures: Vec<Gesture>,
     first_face: Option<f64>,
@@ -62,28 +89,26 @@ impl FaceTrack {
         Self::default()
     }
 
-    fn due(&mut self, pts: f64) -> bool {
-        let interval = 1.0 / FACE_FPS;
-        let due = self
-            .next_tick
-            .is_none_or(|next| pts >= next - interval * 0.25 || pts < next - 2.0 * interval);
-        if due {
-            self.next_tick = Some(match self.next_tick {
-                Some(next) if pts - next < interval && pts >= next - interval => next + interval,
-                _ => pts + interval,
-            });
-        }
-        due
-    }
-
     /// Adds a picture (in presentation order): `frozen` when it repeats the previous picture,
     /// else its RGB8 pixels are read for faces if a face sample is due.
     pub fn push(&mut self, pts: f64, frozen: bool, width: u32, height: u32, rgb: &[u8]) {
+        self.push_with(pts, frozen, Some((width, height, rgb)));
+    }
+
+    /// Adds a picture whose colour was not made because no face sample is due at it (its time
+    /// failed [`FaceTicks::take`] on a copy of this track's ticks fed the same pictures): time
+    /// passes for the track as with [`push`](Self::push). Were a sample due after all, it
+    /// would be read as a picture without faces.
+    pub fn push_uncoloured(&mut self, pts: f64, frozen: bool) {
+        self.push_with(pts, frozen, None);
+    }
+
+    fn push_with(&mut self, pts: f64, frozen: bool, rgb: Option<(u32, u32, &[u8])>) {
         if !pts.is_finite() {
             return;
         }
         self.last_pts = Some(self.last_pts.map_or(pts, |l| l.max(pts)));
-        if !self.due(pts) {
+        if !self.ticks.take(pts) {
             self.unread |= !frozen;
             return;
         }
@@ -102,7 +127,14 @@ impl FaceTrack {
             return;
         }
         self.unread = false;
-        let found = self.reader.read(pts, width, height, rgb);
+        debug_assert!(
+            rgb.is_some(),
+            "faces due at {pts} s on a picture without colour"
+        );
+        let found = match rgb {
+            Some((width, height, rgb)) => self.reader.read(pts, width, height, rgb),
+            None => Vec::new(),
+        };
         let boxes: Vec<[f32; 4]> = found.iter().map(|f| f.bbox).collect();
         let ids = self.tracker.assign(pts, &boxes);
         // A face not in this picture ends the movements it was making.

@@ -51,11 +51,11 @@ pub mod tracking;
 
 use attune_media::live::LivePixels;
 use attune_media::video::{
-    LumaFrame, PictureOptions, PixelSupport, VideoPicture, DEFAULT_LUMA_WIDTH,
+    LumaFrame, PictureOptions, PixelSupport, RgbFilter, VideoPicture, DEFAULT_LUMA_WIDTH,
 };
 use attune_media::{MediaError, MediaFile, VideoFrameInfo};
 
-pub use face_track::FaceTrack;
+pub use face_track::{FaceTicks, FaceTrack};
 
 use crate::analysis::VideoMeasures;
 use profile::Profiles;
@@ -222,10 +222,18 @@ impl VisualTrack {
         });
         self.pixels_seen = true;
         self.push_luma(luma);
-        if let Some(rgb) = &picture.rgb {
-            self.faces
+        match &picture.rgb {
+            Some(rgb) => self
+                .faces
                 .get_or_insert_with(FaceTrack::new)
-                .push(luma.pts, frozen, rgb.width, rgb.height, &rgb.data);
+                .push(luma.pts, frozen, rgb.width, rgb.height, &rgb.data),
+            // A picture whose colour was left out (`face_colour_filter`): no face sample is
+            // due at it.
+            None => {
+                if let Some(faces) = self.faces.as_mut() {
+                    faces.push_uncoloured(luma.pts, frozen);
+                }
+            }
         }
     }
 
@@ -414,6 +422,24 @@ fn mean_abs_diff(a: &[u8], b: &[u8]) -> f64 {
     sum as f64 / a.len().max(1) as f64
 }
 
+/// The colour a [`VisualTrack`] reads, for a decoder of [`PICTURES`]
+/// (`attune_media::video::LumaDecoder::with_rgb_filter`): the RGB of only the pictures faces
+/// will be read from, of the [`faces::DECODE_FPS`] decoded. It mirrors what
+/// [`VisualTrack::push_picture`] does with each picture (a black picture is not pushed to the
+/// faces; the others are pushed to [`FaceTicks`]), so it must see the pictures that track is
+/// pushed, in the same order, and no others. A frozen picture at a tick gets its colour
+/// though the track may not read it (whether it is read depends on the pictures before it).
+pub fn face_colour_filter() -> RgbFilter {
+    let mut ticks = FaceTicks::default();
+    Box::new(move |luma: &LumaFrame| {
+        let plane = (luma.width as usize).saturating_mul(luma.height as usize);
+        luma.data.len() == plane
+            && luma.pts.is_finite()
+            && !faces::is_black(&luma.data)
+            && ticks.take(luma.pts)
+    })
+}
+
 /// The visual track of an input's first video stream: decoded pictures ([`PICTURES`]: luma
 /// and faces) where the codec has a pixel decoder, encoded frame sizes otherwise; `None`
 /// without video.
@@ -429,7 +455,9 @@ pub fn visual_track(bytes: &[u8]) -> Result<Option<VisualTrack>, MediaError> {
 /// Errors: those of the media layer's frame lists.
 pub fn visual_track_of(file: &MediaFile<'_>) -> Result<Option<VisualTrack>, MediaError> {
     let mut track = VisualTrack::new();
-    let summary = file.decode_pictures_each(PICTURES, |picture| track.push_picture(&picture))?;
+    let summary = file.decode_pictures_filtered(PICTURES, face_colour_filter(), |picture| {
+        track.push_picture(&picture)
+    })?;
     match summary.pixels {
         PixelSupport::Decoded => {
             track.finish();

@@ -229,3 +229,43 @@ fn an_mpeg4_fixture_falls_back_to_encoded_sizes() {
         .unwrap()
         .is_none());
 }
+
+/// An upload's decoder makes colour only for the pictures faces are read from
+/// ([`face_colour_filter`]): about half of those decoded, and the faces, motion and gestures
+/// read are those of a decode that colours every picture.
+#[test]
+fn colour_only_for_the_faces_pictures_reads_the_same_as_colour_for_all() {
+    for name in [
+        "faces/video/astronaut_h264.mp4",
+        "faces/video/astronaut_vp8.webm",
+    ] {
+        let bytes = fixture(name);
+        let file = MediaFile::open(&bytes).unwrap();
+        let (mut pictures, mut coloured) = (0usize, 0usize);
+        file.decode_pictures_filtered(PICTURES, face_colour_filter(), |p| {
+            pictures += 1;
+            coloured += usize::from(p.rgb.is_some());
+        })
+        .unwrap();
+        assert!(
+            pictures > 100 && coloured * 10 < pictures * 6 && coloured * 10 > pictures * 4,
+            "{name}: {coloured} of {pictures} pictures coloured"
+        );
+
+        let filtered = visual_track_of(&file).unwrap().unwrap();
+        let mut every = VisualTrack::new();
+        file.decode_pictures_each(PICTURES, |p| every.push_picture(&p))
+            .unwrap();
+        every.finish();
+        assert_eq!(filtered.frames(), every.frames(), "{name}");
+        let end = every.frames().last().unwrap().pts.ceil() as usize;
+        let mut faces_seen = 0;
+        for s in 0..end {
+            let (a, b) = (s as f64, s as f64 + 1.0);
+            let m = filtered.measure_window(a, b);
+            assert_eq!(m, every.measure_window(a, b), "{name}: window {a}-{b} s");
+            faces_seen += m.faces.map_or(0, |f| f.pictures - f.frozen - f.faceless);
+        }
+        assert!(faces_seen > 20, "{name}: {faces_seen} pictures with faces");
+    }
+}

@@ -3,8 +3,9 @@
 
 use std::fmt;
 
+use super::scale::Plane;
 use super::{h264, mjpeg, vpx, yuv};
-use super::{EncodedVideoFrame, LumaFrame, NoPixelDecoder, Pic, RgbFrame, VideoPicture};
+use super::{EncodedVideoFrame, LumaFrame, NoPixelDecoder, Pic, RgbFilter, RgbFrame, VideoPicture};
 use crate::info::Codec;
 
 /// Pictures a decoder may hold back (for reordering) before the oldest pending frame is given
@@ -94,6 +95,8 @@ impl Budget {
 pub struct LumaDecoder {
     inner: Inner,
     want: yuv::Want,
+    /// Which sampled pictures' RGB is made ([`with_rgb_filter`](Self::with_rgb_filter)).
+    rgb_filter: Option<RgbFilter>,
     sampler: Option<Sampler>,
     budget: Option<Budget>,
     /// Pixels of the last picture, the cost charged to the budget per frame.
@@ -119,6 +122,7 @@ impl fmt::Debug for LumaDecoder {
         f.debug_struct("LumaDecoder")
             .field("codec", &self.codec_name())
             .field("want", &self.want)
+            .field("rgb_filter", &self.rgb_filter.is_some())
             .field("pending", &self.pending.len())
             .field("skipped", &self.skipped)
             .field("unsampled", &self.unsampled)
@@ -176,6 +180,7 @@ impl LumaDecoder {
                 luma_width: to_usize(target_width),
                 rgb_width: None,
             },
+            rgb_filter: None,
             sampler: None,
             budget: None,
             frame_pixels: 0.0,
@@ -197,6 +202,19 @@ impl LumaDecoder {
     #[must_use]
     pub fn with_rgb(mut self, width: u32) -> Self {
         self.want.rgb_width = Some(to_usize(width));
+        self
+    }
+
+    /// Makes the RGB of a sampled picture ([`with_rgb`](Self::with_rgb)) only when `filter`,
+    /// asked with the picture's luma, says so; the others come out with luma alone
+    /// ([`VideoPicture::rgb`] `None`). `filter` is asked once per sampled picture, in
+    /// presentation order, before the picture is handed over (with libavcodec, and at
+    /// [`finish`](Self::finish), before the pictures ahead of it are), so a caller that
+    /// mirrors its own sampling in the filter must keep the filter's state itself. Motion
+    /// JPEG decodes to RGB before its luma exists and keeps the RGB of every sampled picture.
+    #[must_use]
+    pub fn with_rgb_filter(mut self, filter: RgbFilter) -> Self {
+        self.rgb_filter = Some(filter);
         self
     }
 
@@ -282,17 +300,19 @@ impl LumaDecoder {
             return Vec::new();
         };
         let (pending, sampler, want) = (&mut self.pending, &mut self.sampler, self.want);
+        let filter = &mut self.rgb_filter;
         let mut order = Vec::new();
-        let converted = decoder.flush(|| {
+        let converted = decoder.flush(|yuv| {
             let (pts, presented) = pop_earliest(pending)?;
             order.push((pts, presented));
             let due = presented && sampler.as_ref().is_none_or(|s| s.due(pts));
-            if due {
-                if let Some(s) = sampler.as_mut() {
-                    s.mark(pts);
-                }
+            if !due {
+                return None;
             }
-            due.then_some(want)
+            if let Some(s) = sampler.as_mut() {
+                s.mark(pts);
+            }
+            yuv::convert_with(yuv, want, &mut keep_rgb(filter, pts))
         });
         let mut out = Vec::new();
         for ((pts, presented), picture) in order.into_iter().zip(converted) {
@@ -470,7 +490,8 @@ impl LumaDecoder {
                 let Inner::Vpx(decoder) = &mut self.inner else {
                     return None;
                 };
-                match decoder.decode(data, want) {
+                let result = decoder.decode(data, want, &mut keep_rgb(&mut self.rgb_filter, pts));
+                match result {
                     Err(()) => {
                         self.skipped += 1;
                         None
@@ -504,7 +525,9 @@ impl LumaDecoder {
                 let Inner::H264(decoder) = &mut self.inner else {
                     return None;
                 };
-                match decoder.decode(data, want) {
+                let result =
+                    decoder.decode(data, want, &mut keep_rgb(&mut self.rgb_filter, next_pts));
+                match result {
                     Err(h264::FrameError::Corrupt) => {
                         self.skipped += 1;
                         None
@@ -571,11 +594,13 @@ impl LumaDecoder {
                 &mut self.keys,
             );
             let (unsampled, frame_pixels) = (&mut self.unsampled, &mut self.frame_pixels);
+            let filter = &mut self.rgb_filter;
             decoder.decode(data, key, &mut |k, yuv| {
                 take_picture(
                     k,
                     yuv,
                     want,
+                    filter,
                     sampler,
                     pending,
                     keys,
@@ -619,11 +644,13 @@ impl LumaDecoder {
                 &mut self.keys,
             );
             let (unsampled, frame_pixels) = (&mut self.unsampled, &mut self.frame_pixels);
+            let filter = &mut self.rgb_filter;
             decoder.flush(&mut |k, yuv| {
                 take_picture(
                     k,
                     yuv,
                     want,
+                    filter,
                     sampler,
                     pending,
                     keys,
@@ -648,6 +675,7 @@ fn take_picture(
     key: i64,
     yuv: &yuv::Yuv<'_>,
     want: yuv::Want,
+    filter: &mut Option<RgbFilter>,
     sampler: &mut Option<Sampler>,
     pending: &mut Vec<(f64, bool)>,
     keys: &mut Vec<i64>,
@@ -671,8 +699,27 @@ fn take_picture(
     if let Some(s) = sampler.as_mut() {
         s.mark(pts);
     }
-    if let Some(c) = yuv::convert(yuv, want) {
+    if let Some(c) = yuv::convert_with(yuv, want, &mut keep_rgb(filter, pts)) {
         outputs.push(picture_at(pts, c));
+    }
+}
+
+/// The question [`yuv::convert_with`] asks, put to `filter` about the picture shown at `pts`
+/// (every picture's RGB is made without a filter).
+fn keep_rgb(filter: &mut Option<RgbFilter>, pts: f64) -> impl FnMut(&mut Plane) -> bool + '_ {
+    move |plane| {
+        let Some(filter) = filter.as_mut() else {
+            return true;
+        };
+        let frame = LumaFrame {
+            pts,
+            width: plane.width,
+            height: plane.height,
+            data: std::mem::take(&mut plane.data),
+        };
+        let keep = filter(&frame);
+        plane.data = frame.data;
+        keep
     }
 }
 

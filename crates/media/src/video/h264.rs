@@ -12,7 +12,8 @@ use openh264::decoder::{Decoder, DecoderConfig, Flush};
 use openh264::formats::YUVSource;
 use openh264::OpenH264API;
 
-use super::yuv::{convert, Converted, Want, Yuv};
+use super::scale::Plane;
+use super::yuv::{convert_with, Converted, Want, Yuv};
 use super::Pic;
 use crate::bytes::Cursor;
 
@@ -158,13 +159,18 @@ impl H264Decoder {
     }
 
     /// Decodes one access unit; the picture it completes, if any, is converted when `want` is
-    /// set.
-    pub(crate) fn decode(&mut self, data: &[u8], want: Option<Want>) -> Result<Pic, FrameError> {
+    /// set, its RGB when `keep_rgb` says so ([`convert_with`]).
+    pub(crate) fn decode(
+        &mut self,
+        data: &[u8],
+        want: Option<Want>,
+        keep_rgb: &mut dyn FnMut(&mut Plane) -> bool,
+    ) -> Result<Pic, FrameError> {
         let mut annex_b = std::mem::take(&mut self.annex_b);
         let framed = self.framing.to_annex_b(data, &mut annex_b);
         let result = if framed {
             self.note_sps(&annex_b);
-            self.decode_annex_b(&annex_b, want)
+            self.decode_annex_b(&annex_b, want, keep_rgb)
         } else {
             Err(FrameError::Corrupt)
         };
@@ -172,17 +178,17 @@ impl H264Decoder {
         result
     }
 
-    /// Pictures still held by the decoder at the end of the stream, in order, each converted as
-    /// `want_next` says when it is asked about it.
+    /// Pictures still held by the decoder at the end of the stream, in order, each converted by
+    /// `convert_next` (`None`: not wanted, or not convertible).
     pub(crate) fn flush(
         &mut self,
-        mut want_next: impl FnMut() -> Option<Want>,
+        mut convert_next: impl FnMut(&Yuv<'_>) -> Option<Converted>,
     ) -> Vec<Option<Converted>> {
         let decoder = &mut self.decoder;
         crate::guard::catch(|| match decoder.flush_remaining() {
             Ok(pictures) => pictures
                 .iter()
-                .map(|p| want_next().and_then(|want| convert(&picture_yuv(p), want)))
+                .map(|p| convert_next(&picture_yuv(p)))
                 .collect(),
             Err(_) => Vec::new(),
         })
@@ -199,13 +205,18 @@ impl H264Decoder {
         self.framing.is_disposable(data)
     }
 
-    fn decode_annex_b(&mut self, annex_b: &[u8], want: Option<Want>) -> Result<Pic, FrameError> {
+    fn decode_annex_b(
+        &mut self,
+        annex_b: &[u8],
+        want: Option<Want>,
+        keep_rgb: &mut dyn FnMut(&mut Plane) -> bool,
+    ) -> Result<Pic, FrameError> {
         let decoder = &mut self.decoder;
         let outcome = crate::guard::catch(|| match decoder.decode(annex_b) {
             Ok(Some(picture)) => {
                 let (w, h) = picture.dimensions();
                 match want {
-                    Some(want) => convert(&picture_yuv(&picture), want)
+                    Some(want) => convert_with(&picture_yuv(&picture), want, keep_rgb)
                         .map(|c| Pic::Out(w * h, Some(c)))
                         .ok_or(FrameError::Corrupt),
                     None => Ok(Pic::Out(w * h, None)),

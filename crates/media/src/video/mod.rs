@@ -233,7 +233,7 @@ fn run(
     options: PictureOptions,
     on_picture: impl FnMut(VideoPicture) -> ControlFlow<()>,
 ) -> Result<LumaSummary, MediaError> {
-    decode_video(encoded_video(bytes)?, options, on_picture)
+    decode_video(encoded_video(bytes)?, options, None, on_picture)
 }
 
 /// Decodes `video` (the first video track of an input, `None` without one) as `options` say,
@@ -241,6 +241,7 @@ fn run(
 pub(crate) fn decode_video(
     video: Option<EncodedVideo>,
     options: PictureOptions,
+    rgb_filter: Option<RgbFilter>,
     mut on_picture: impl FnMut(VideoPicture) -> ControlFlow<()>,
 ) -> Result<LumaSummary, MediaError> {
     let Some(video) = video else {
@@ -268,6 +269,9 @@ pub(crate) fn decode_video(
     }
     if let Some(fps) = options.sample_fps {
         decoder = decoder.with_sample_rate(fps);
+    }
+    if let Some(filter) = rgb_filter {
+        decoder = decoder.with_rgb_filter(filter);
     }
     let mut decoded = 0usize;
     let mut stopped = false;
@@ -335,12 +339,16 @@ pub struct RgbFrame {
     pub data: Vec<u8>,
 }
 
+/// Which sampled pictures' RGB is made, asked with each one's luma
+/// ([`LumaDecoder::with_rgb_filter`]): `true` makes it.
+pub type RgbFilter = Box<dyn FnMut(&LumaFrame) -> bool + Send>;
+
 /// One decoded, sampled picture: its luma and, when asked for
 /// ([`LumaDecoder::with_rgb`]), its colour.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VideoPicture {
     /// The downscaled luma plane.
     pub luma: LumaFrame,
-    /// The RGB picture, when requested.
+    /// The RGB picture, when requested (and, with an [`RgbFilter`], when it was let through).
     pub rgb: Option<RgbFrame>,
 }

@@ -12,7 +12,8 @@ use oximedia_codec::traits::{DecoderConfig, VideoDecoder as _};
 use oximedia_codec::vp8::Vp8Decoder;
 use rusty_vp9::{BitReader, Vp9Decoder};
 
-use super::yuv::{convert, Want, Yuv};
+use super::scale::Plane;
+use super::yuv::{convert_with, Want, Yuv};
 use super::Pic;
 
 /// The largest picture decoded: H.264 level 5.2's frame size (4096x2304), the bound OpenH264
@@ -36,21 +37,27 @@ impl VpxDecoder {
         Self::Vp9(Box::new(Vp9Decoder::new()))
     }
 
-    /// Decodes one frame; the picture it shows is converted when `want` is set. `Err(())`: the
-    /// frame did not decode (the decoder is reset after a panic; the next key frame decodes).
-    pub(crate) fn decode(&mut self, data: &[u8], want: Option<Want>) -> Result<Pic, ()> {
+    /// Decodes one frame; the picture it shows is converted when `want` is set, its RGB when
+    /// `keep_rgb` says so ([`convert_with`]). `Err(())`: the frame did not decode (the decoder
+    /// is reset after a panic; the next key frame decodes).
+    pub(crate) fn decode(
+        &mut self,
+        data: &[u8],
+        want: Option<Want>,
+        keep_rgb: &mut dyn FnMut(&mut Plane) -> bool,
+    ) -> Result<Pic, ()> {
         let outcome = match self {
             Self::Vp8(d) => {
                 if vp8_too_large(data) {
                     return Err(());
                 }
-                crate::guard::catch(|| decode_vp8(d, data, want))
+                crate::guard::catch(|| decode_vp8(d, data, want, keep_rgb))
             }
             Self::Vp9(d) => {
                 if vp9_too_large(data) {
                     return Err(());
                 }
-                crate::guard::catch(|| decode_vp9(d, data, want))
+                crate::guard::catch(|| decode_vp9(d, data, want, keep_rgb))
             }
         };
         match outcome {
@@ -66,7 +73,12 @@ impl VpxDecoder {
     }
 }
 
-fn decode_vp8(d: &mut Vp8Decoder, data: &[u8], want: Option<Want>) -> Result<Pic, ()> {
+fn decode_vp8(
+    d: &mut Vp8Decoder,
+    data: &[u8],
+    want: Option<Want>,
+    keep_rgb: &mut dyn FnMut(&mut Plane) -> bool,
+) -> Result<Pic, ()> {
     d.send_packet(data, 0).map_err(|_| ())?;
     let mut out = Pic::Held;
     // One packet queues at most one frame; drain whatever is there so none piles up.
@@ -79,7 +91,7 @@ fn decode_vp8(d: &mut Vp8Decoder, data: &[u8], want: Option<Want>) -> Result<Pic
             match want {
                 None => None,
                 Some(want) => Some(
-                    convert(
+                    convert_with(
                         &Yuv {
                             width: frame.width as usize,
                             height: frame.height as usize,
@@ -93,6 +105,7 @@ fn decode_vp8(d: &mut Vp8Decoder, data: &[u8], want: Option<Want>) -> Result<Pic
                             full_range: false,
                         },
                         want,
+                        keep_rgb,
                     )
                     .ok_or(())?,
                 ),
@@ -102,7 +115,12 @@ fn decode_vp8(d: &mut Vp8Decoder, data: &[u8], want: Option<Want>) -> Result<Pic
     Ok(out)
 }
 
-fn decode_vp9(d: &mut Vp9Decoder, data: &[u8], want: Option<Want>) -> Result<Pic, ()> {
+fn decode_vp9(
+    d: &mut Vp9Decoder,
+    data: &[u8],
+    want: Option<Want>,
+    keep_rgb: &mut dyn FnMut(&mut Plane) -> bool,
+) -> Result<Pic, ()> {
     d.push(data, None).map_err(|_| ())?;
     let mut shown = None;
     let mut failed = false;
@@ -139,7 +157,7 @@ fn decode_vp9(d: &mut Vp9Decoder, data: &[u8], want: Option<Want>) -> Result<Pic
         shift_y: frame.subsampling_y.min(1),
         full_range: false,
     };
-    convert(&pic, want)
+    convert_with(&pic, want, keep_rgb)
         .map(|c| Pic::Out(pixels, Some(c)))
         .ok_or(())
 }
@@ -186,7 +204,7 @@ mod tests {
         let small = [0x10, 0, 0, 0x9d, 0x01, 0x2a, 0x40, 0x01, 0xf0, 0x00, 0, 0];
         assert!(!vp8_too_large(&small));
         let mut d = VpxDecoder::vp8().unwrap();
-        assert!(d.decode(&big, None).is_err());
+        assert!(d.decode(&big, None, &mut |_| true).is_err());
     }
 
     #[test]
@@ -197,7 +215,10 @@ mod tests {
                 &[0x82, 0x49, 0x83],
                 &[0],
             ] {
-                assert!(!matches!(d.decode(bytes, None), Ok(Pic::Out(..))));
+                assert!(!matches!(
+                    d.decode(bytes, None, &mut |_| true),
+                    Ok(Pic::Out(..))
+                ));
             }
         }
     }

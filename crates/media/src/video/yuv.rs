@@ -46,13 +46,47 @@ pub(crate) struct Converted {
 }
 
 /// Converts `pic` as `want` says; `None` when its planes are smaller than its geometry.
-pub(crate) fn convert(pic: &Yuv<'_>, want: Want) -> Option<Converted> {
-    let luma = downscale(pic.y, pic.y_stride, pic.width, pic.height, want.luma_width)?;
+///
+/// When `want` asks for RGB, `keep_rgb` is asked with the picture's luma plane (lent mutably
+/// only so that it can be moved into a frame and back, not to be changed) whether this
+/// picture's RGB is made: the RGB conversion, most of the cost, is then done only for the
+/// pictures a caller reads colour from. It is asked only once the planes are known to fit
+/// their geometry, so whether a picture comes out does not depend on its answer.
+pub(crate) fn convert_with(
+    pic: &Yuv<'_>,
+    want: Want,
+    keep_rgb: &mut dyn FnMut(&mut Plane) -> bool,
+) -> Option<Converted> {
+    let mut luma = downscale(pic.y, pic.y_stride, pic.width, pic.height, want.luma_width)?;
     let rgb = match want.rgb_width {
-        Some(w) => Some(to_rgb(pic, w)?),
+        Some(w) => {
+            if !chroma_fits(pic) {
+                return None;
+            }
+            if keep_rgb(&mut luma) {
+                Some(to_rgb(pic, w)?)
+            } else {
+                None
+            }
+        }
         None => None,
     };
     Some(Converted { luma, rgb })
+}
+
+/// Whether the chroma planes hold what the picture's geometry says (what [`to_rgb`]'s
+/// resampling checks; the luma plane is checked by the luma downscale before).
+fn chroma_fits(pic: &Yuv<'_>) -> bool {
+    let cw = (pic.width + (1 << pic.shift_x) - 1) >> pic.shift_x;
+    let ch = (pic.height + (1 << pic.shift_y) - 1) >> pic.shift_y;
+    if cw == 0 || ch == 0 || pic.uv_stride < cw {
+        return false;
+    }
+    let needed = pic
+        .uv_stride
+        .checked_mul(ch - 1)
+        .and_then(|n| n.checked_add(cw));
+    needed.is_some_and(|n| pic.u.len() >= n && pic.v.len() >= n)
 }
 
 /// The picture as RGB8 at most `target_width` across: Y, U and V are each box-resampled to the
