@@ -219,12 +219,9 @@ impl<'a> MediaFile<'a> {
     pub fn decode_pictures_each(
         &self,
         options: video::PictureOptions,
-        mut on_picture: impl FnMut(video::VideoPicture),
+        on_picture: impl FnMut(video::VideoPicture),
     ) -> Result<video::LumaSummary, MediaError> {
-        video::decode_video(self.encoded_video()?, options, None, |picture| {
-            on_picture(picture);
-            std::ops::ControlFlow::Continue(())
-        })
+        self.decode_pictures_with(options, None, on_picture)
     }
 
     /// [`decode_pictures_each`](Self::decode_pictures_each) making a sampled picture's RGB
@@ -235,17 +232,21 @@ impl<'a> MediaFile<'a> {
         &self,
         options: video::PictureOptions,
         rgb_filter: video::RgbFilter,
+        on_picture: impl FnMut(video::VideoPicture),
+    ) -> Result<video::LumaSummary, MediaError> {
+        self.decode_pictures_with(options, Some(rgb_filter), on_picture)
+    }
+
+    fn decode_pictures_with(
+        &self,
+        options: video::PictureOptions,
+        rgb_filter: Option<video::RgbFilter>,
         mut on_picture: impl FnMut(video::VideoPicture),
     ) -> Result<video::LumaSummary, MediaError> {
-        video::decode_video(
-            self.encoded_video()?,
-            options,
-            Some(rgb_filter),
-            |picture| {
-                on_picture(picture);
-                std::ops::ControlFlow::Continue(())
-            },
-        )
+        video::decode_video(self.encoded_video()?, options, rgb_filter, |picture| {
+            on_picture(picture);
+            std::ops::ControlFlow::Continue(())
+        })
     }
 }
 
