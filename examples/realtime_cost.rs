@@ -9,6 +9,7 @@
 //! The media is fed as fast as it is analyzed (CPU seconds do not depend on the pace). One
 //! warm-up session first loads the networks. CPU is the process's user + system time (all
 //! threads, Linux `/proc/self/stat`), so run it on an otherwise idle core for stable figures.
+//! It sets `CANDLE_NUM_THREADS=1` when unset, as `attune` does.
 
 use attune::core::access::{negotiate, ALL_SCOPES};
 use attune::core::live::{LiveAnalyzer, LiveTranscript};
@@ -113,6 +114,11 @@ fn session(frames: &[Vec<u8>], transcribe: bool) -> Run {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // As the `attune` binary does before its first thread (`attune_voice::threads`): candle's
+    // 8-bit products otherwise split over a process-wide pool of spinning threads.
+    if std::env::var_os("CANDLE_NUM_THREADS").is_none() {
+        std::env::set_var("CANDLE_NUM_THREADS", "1");
+    }
     let mut args = std::env::args().skip(1);
     let path = args.next().unwrap_or_else(|| {
         concat!(

@@ -114,10 +114,26 @@ enum KeysCommand {
     },
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    // Before any thread exists (setting the environment races with threads reading it):
+    // candle's 8-bit products split over a process-wide pool of spinning threads unless this
+    // says one. Every transcription runs on one thread of its own instead
+    // (`attune_voice::threads`), which costs about half the CPU.
+    if std::env::var_os("CANDLE_NUM_THREADS").is_none() {
+        std::env::set_var("CANDLE_NUM_THREADS", "1");
+    }
     let cli = Cli::parse();
-    match run(cli).await {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
         Ok(code) => code,
         Err(error) => {
             // `{:#}` prints the whole cause chain on one line, without the

@@ -54,6 +54,7 @@ pub mod fbank;
 mod net;
 pub mod online;
 pub mod segment;
+pub mod threads;
 pub mod vad;
 pub mod whisper;
 
@@ -63,6 +64,7 @@ pub use diarize::{
 pub use embed::{cosine, Embedding, SpeakerEmbedder, EMBEDDING_DIM};
 pub use online::{OnlineDiarizer, OnlineParams};
 pub use segment::{ChunkActivity, Segmenter};
+pub use threads::on_one_thread;
 pub use vad::{speech_probabilities, SileroVad, SpeechRule, VAD_FRAME_SAMPLES, VAD_FRAME_SECONDS};
 
 /// Sample rate of every input, Hz.

@@ -351,28 +351,6 @@ fn process(
     out
 }
 
-thread_local! {
-    /// Each executor thread's one-thread rayon pool (see [`on_one_core`]).
-    static ONE_CORE: Option<rayon::ThreadPool> = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .thread_name(|_| "attune-transcribe".to_owned())
-        .build()
-        .ok();
-}
-
-/// Runs `f` with rayon confined to one thread. The transcriber's matrix products split over
-/// rayon's current pool, which is otherwise the whole machine's: a decoding then takes every
-/// core while it runs (stalling the window batches of other sessions, which the transcript
-/// lane's cap is meant to prevent) and spends about half as much CPU again in coordination
-/// (`examples/realtime_cost.rs`: 0.14 against 0.09 CPU s per media s on two cores). On a
-/// one-thread pool of its executor thread's own it holds one core, as every executor task does.
-fn on_one_core<T: Send>(f: impl FnOnce() -> T + Send) -> T {
-    ONE_CORE.with(|pool| match pool {
-        Some(pool) => pool.install(f),
-        None => f(),
-    })
-}
-
 /// The analysis side of a session's transcription.
 struct WordsHandle {
     tx: mpsc::UnboundedSender<Listen>,
@@ -543,17 +521,17 @@ impl TranscriptTask {
         let result = self
             .pool
             .run(Lane::Transcript, move || {
-                on_one_core(move || {
-                    let mut transcript = match transcript {
-                        Some(t) => t,
-                        None => Box::new(LiveTranscript::new(attune_core::transcript::shared()?)),
-                    };
-                    let mut words = transcript.push(heard);
-                    if finish {
-                        words.extend(transcript.finish());
-                    }
-                    Some((transcript, words))
-                })
+                // The transcriber's products run on one thread (`attune_voice::on_one_thread`):
+                // a decoding holds one core, as every executor task does.
+                let mut transcript = match transcript {
+                    Some(t) => t,
+                    None => Box::new(LiveTranscript::new(attune_core::transcript::shared()?)),
+                };
+                let mut words = transcript.push(heard);
+                if finish {
+                    words.extend(transcript.finish());
+                }
+                Some((transcript, words))
             })
             .await;
         match result {

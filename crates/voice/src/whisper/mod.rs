@@ -192,7 +192,17 @@ impl Whisper {
     /// A whole recording (16 kHz mono in -1..1) to segments, as openai-whisper's
     /// `transcribe(model, audio)` with its defaults (greedy, temperature fallback,
     /// conditioned on the previous text).
+    ///
+    /// Runs on one thread ([`crate::on_one_thread`]).
     pub fn transcribe(
+        &self,
+        samples: &[f32],
+        options: &DecodeOptions,
+    ) -> Result<Vec<Segment>, VoiceError> {
+        crate::on_one_thread(|| self.transcribe_here(samples, options))
+    }
+
+    fn transcribe_here(
         &self,
         samples: &[f32],
         options: &DecodeOptions,

@@ -164,17 +164,20 @@ impl<'w> StreamTranscriber<'w> {
         let window = &self.held[..len.min(super::WINDOW_SAMPLES)];
         let raw = mel::log_mel_raw(window);
         let frames = mel::normalize(&raw, mel::max_of(&raw));
-        let audio = self.whisper.encode_frames(&frames)?;
-        let decoder = self.whisper.window_decoder();
         let opts = &self.params.decode;
         let prompt = if opts.condition_on_previous_text {
             self.tokens.as_slice()
         } else {
             &[]
         };
-        let result = decoder
-            .decode_with_fallback(&audio, prompt, opts, &mut self.rng)
-            .map_err(super::model_err)?;
+        let (whisper, rng) = (self.whisper, &mut self.rng);
+        let result = crate::on_one_thread(|| {
+            let audio = whisper.encode_frames(&frames)?;
+            whisper
+                .window_decoder()
+                .decode_with_fallback(&audio, prompt, opts, rng)
+                .map_err(super::model_err)
+        })?;
         let offset = Self::secs(self.base);
         let silent = match (opts.no_speech_threshold, opts.logprob_threshold) {
             (Some(n), Some(l)) => result.no_speech_prob > n && result.avg_logprob <= l,
