@@ -127,15 +127,23 @@ fn mean_sd(v: &[f64]) -> String {
 /// the windows of the AMI meetings where one voice speaks for at least 2 s.
 fn norms(real: &str, recordings: &[Recording], measured: &[Vec<WindowFeatures>]) {
     let mut sets: Vec<(&str, Vec<&WindowFeatures>)> = Vec::new();
-    sets.push((
-        "EmoDB neutral",
-        recordings
-            .iter()
-            .zip(measured)
-            .filter(|(r, _)| r.emotion == Emotion::Neutral)
-            .flat_map(|(_, ws)| ws.iter())
-            .collect(),
-    ));
+    // Neutral speech is the norm; boredom and sadness show what an absolute low-arousal reading
+    // would look for, beside natural meetings.
+    for (name, emotion) in [
+        ("EmoDB neutral", Emotion::Neutral),
+        ("EmoDB boredom", Emotion::Boredom),
+        ("EmoDB sadness", Emotion::Sadness),
+    ] {
+        sets.push((
+            name,
+            recordings
+                .iter()
+                .zip(measured)
+                .filter(|(r, _)| r.emotion == emotion)
+                .flat_map(|(_, ws)| ws.iter())
+                .collect(),
+        ));
+    }
     let ami: Vec<Vec<f32>> = std::fs::read_dir(format!("{real}/ami"))
         .expect("ami")
         .flatten()
@@ -219,17 +227,21 @@ fn norms(real: &str, recordings: &[Recording], measured: &[Vec<WindowFeatures>])
         );
     }
     println!("\nNorms of real speech (window level, 5 s):");
-    println!("| set | articulation rate, syll/s | pitch range, st | longest pause, s |");
-    println!("|---|---|---|---|");
+    println!("| set | articulation rate, syll/s | pitch range, st | longest pause, s | alpha ratio, dB | Hammarberg index, dB | harmonics-to-noise, dB | loudness dynamics, dB |");
+    println!("|---|---|---|---|---|---|---|---|");
     for (name, ws) in sets {
         let get = |f: &dyn Fn(&WindowFeatures) -> Option<f64>| -> Vec<f64> {
             ws.iter().filter_map(|w| f(w)).collect()
         };
         println!(
-            "| {name} | {} | {} | {} |",
+            "| {name} | {} | {} | {} | {} | {} | {} | {} |",
             mean_sd(&get(&|w| w.audio.speech_rate)),
             mean_sd(&get(&|w| w.audio.f0_range)),
             mean_sd(&get(&|w| Some(w.audio.pause_max))),
+            mean_sd(&get(&|w| w.audio.alpha_ratio)),
+            mean_sd(&get(&|w| w.audio.hammarberg)),
+            mean_sd(&get(&|w| w.audio.hnr)),
+            mean_sd(&get(&|w| w.audio.loudness_range)),
         );
     }
 }
