@@ -26,13 +26,20 @@ impl AnalyzerRunner {
     /// The route's rules: v1 reads a video without audio from its picture
     /// and has its own maximum; v2 applies the model's rules and the
     /// deployment's maximum duration.
+    ///
+    /// An upload's words are recognized after its features, on its own executor thread: an
+    /// upload holds one core, so it never crowds out the stream lane.
     fn options(&self, request: &UploadRequest) -> AnalysisOptions {
-        match request.route {
+        let options = match request.route {
             UploadRoute::V1 => AnalysisOptions::v1_upload(),
             UploadRoute::V2 => AnalysisOptions {
                 max_duration: self.max_duration.as_secs_f64(),
                 ..AnalysisOptions::new(request.model)
             },
+        };
+        AnalysisOptions {
+            words_beside: false,
+            ..options
         }
     }
 }
