@@ -114,11 +114,8 @@ fn session(frames: &[Vec<u8>], transcribe: bool) -> Run {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // As the `attune` binary does before its first thread (`attune_voice::threads`): candle's
-    // 8-bit products otherwise split over a process-wide pool of spinning threads.
-    if std::env::var_os("CANDLE_NUM_THREADS").is_none() {
-        std::env::set_var("CANDLE_NUM_THREADS", "1");
-    }
+    // As the `attune` binary does before its first thread.
+    transcript::one_candle_thread_unless_set();
     let mut args = std::env::args().skip(1);
     let path = args.next().unwrap_or_else(|| {
         concat!(

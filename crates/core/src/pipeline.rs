@@ -210,8 +210,7 @@ pub enum Progress {
     /// The audio (and, for `inter-2`, the picture) is decoded; frame feature
     /// extraction over the whole file comes next.
     Decoded,
-    /// Frame features (and the words, recognized beside them) are extracted; the windows
-    /// come next.
+    /// Frame features and the words are extracted; the windows come next.
     FeaturesExtracted,
     /// `done` of `total` windows are analyzed.
     Windows {

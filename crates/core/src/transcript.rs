@@ -38,6 +38,9 @@ pub struct Utterance {
     pub avg_logprob: Option<f32>,
 }
 
+/// For a program's `main`, before its first thread: see [`attune_voice::threads`].
+pub use attune_voice::threads::one_candle_thread_unless_set;
+
 /// Speech to text, for recordings and streams. Implementations are shared across threads.
 pub trait Transcriber: Send + Sync {
     /// A whole recording's utterances.

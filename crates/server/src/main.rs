@@ -115,13 +115,10 @@ enum KeysCommand {
 }
 
 fn main() -> ExitCode {
-    // Before any thread exists (setting the environment races with threads reading it):
-    // candle's 8-bit products split over a process-wide pool of spinning threads unless this
-    // says one. Every transcription runs on one thread of its own instead
-    // (`attune_voice::threads`), which costs about half the CPU.
-    if std::env::var_os("CANDLE_NUM_THREADS").is_none() {
-        std::env::set_var("CANDLE_NUM_THREADS", "1");
-    }
+    // Before any thread exists: candle's 8-bit products split over a process-wide pool of
+    // spinning threads unless the environment says one; every transcription runs on one thread
+    // of its own instead, which costs about half the CPU (`attune_voice::threads`).
+    attune_core::transcript::one_candle_thread_unless_set();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -7,14 +7,23 @@
 //! spent 56 s of CPU with them and 30 s without (`BENCHMARKS.md`, "Words"), and concurrent
 //! transcriptions queue behind the 8-bit pool's one lock. So every product of a transcription
 //! runs inside [`on_one_thread`], and a process that transcribes should set
-//! `CANDLE_NUM_THREADS=1` before its first transcription (the `attune` binary does, unless it
-//! is set); several recordings are then transcribed at once by running them on several threads.
+//! `CANDLE_NUM_THREADS=1` before its first transcription ([`one_candle_thread_unless_set`],
+//! which the `attune` binary calls); several recordings are then transcribed at once by running them on several threads.
 
 use std::cell::OnceCell;
 
 thread_local! {
     /// This thread's one-thread rayon pool, made on first use.
     static ONE: OnceCell<Option<rayon::ThreadPool>> = const { OnceCell::new() };
+}
+
+/// Sets `CANDLE_NUM_THREADS=1` unless the environment already sets it, so candle's 8-bit pool
+/// has no threads of its own. Call it first thing in `main`, before any thread exists: changing
+/// the environment races with threads reading it.
+pub fn one_candle_thread_unless_set() {
+    if std::env::var_os("CANDLE_NUM_THREADS").is_none() {
+        std::env::set_var("CANDLE_NUM_THREADS", "1");
+    }
 }
 
 /// Runs `f` with rayon's current pool one thread wide: inline when the calling thread already
