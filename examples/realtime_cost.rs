@@ -9,7 +9,8 @@
 //! The media is fed as fast as it is analyzed (CPU seconds do not depend on the pace). One
 //! warm-up session first loads the networks. CPU is the process's user + system time (all
 //! threads, Linux `/proc/self/stat`), so run it on an otherwise idle core for stable figures.
-//! It sets `CANDLE_NUM_THREADS=1` when unset, as `attune` does.
+//! It sets `CANDLE_NUM_THREADS=1` when unset, as `attune` does. With `REALTIME_COST_WORDS=FILE`
+//! it writes the text of every `transcript.generated` of its last session, one per line.
 
 use attune::core::access::{negotiate, ALL_SCOPES};
 use attune::core::live::{LiveAnalyzer, LiveTranscript};
@@ -55,6 +56,7 @@ fn session(frames: &[Vec<u8>], transcribe: bool) -> Run {
     }
     let (cpu0, start) = (cpu_seconds().unwrap_or(f64::NAN), Instant::now());
     let mut segments = 0;
+    let mut words_sent = Vec::new();
     let mut longest_step = Duration::ZERO;
     let mut transcribing = Duration::ZERO;
     let mut inbound = frames.iter();
@@ -73,7 +75,10 @@ fn session(frames: &[Vec<u8>], transcribe: bool) -> Run {
             continue;
         }
         match pending.remove(0) {
-            Action::Send(EventData::TranscriptGenerated(_)) => segments += 1,
+            Action::Send(EventData::TranscriptGenerated(t)) => {
+                segments += 1;
+                words_sent.push(t.text);
+            }
             Action::Media { segment, bytes } => {
                 analyzer.read_ahead();
                 let output = analyzer.push(segment, &bytes, false);
@@ -101,6 +106,13 @@ fn session(frames: &[Vec<u8>], transcribe: bool) -> Run {
             }
             Action::Close { .. } => break,
             _ => {}
+        }
+    }
+    if let Ok(path) = std::env::var("REALTIME_COST_WORDS") {
+        if transcribe {
+            if let Err(e) = std::fs::write(&path, words_sent.join("\n") + "\n") {
+                eprintln!("{path}: {e}");
+            }
         }
     }
     Run {

@@ -37,6 +37,9 @@ fn pcm_analyzer() -> LiveAnalyzer {
 enum Media {
     /// Container bytes on `inter-2`, cut into frames of this many bytes.
     Container(Vec<u8>, usize),
+    /// As `Container`, the recording sent this many times back to back (each copy a
+    /// self-contained recording cut into frames from its start; the session clock runs on).
+    Repeated(Vec<u8>, usize, usize),
     /// Raw 16 kHz s16le PCM on an `inter-2-audio` analyzer, in frames of this many bytes.
     Pcm(Vec<u8>, usize),
 }
@@ -50,9 +53,10 @@ fn realtime_session(media: Media) -> Vec<EventData> {
     let negotiated = negotiate(Endpoint::Realtime, None, &scopes, Model::SERVED).expect("scopes");
     let setup = SessionSetup::new(Endpoint::Realtime, negotiated, "https://docs.example");
     let (mut session, first) = StreamSession::open(setup, 0.0);
-    let (bytes, chunk, pcm) = match media {
-        Media::Container(bytes, chunk) => (bytes, chunk, false),
-        Media::Pcm(bytes, chunk) => (bytes, chunk, true),
+    let (frames, pcm) = match media {
+        Media::Container(bytes, chunk) => (frames_of(&bytes, chunk, 1), false),
+        Media::Repeated(bytes, chunk, copies) => (frames_of(&bytes, chunk, copies), false),
+        Media::Pcm(bytes, chunk) => (frames_of(&bytes, chunk, 1), true),
     };
     let mut analyzer = if pcm {
         pcm_analyzer()
@@ -64,7 +68,7 @@ fn realtime_session(media: Media) -> Vec<EventData> {
     let mut events = Vec::new();
     let mut pending: Vec<Action> = first;
     pending.extend(session.on_text(0.0, r#"{"analysis_groups":["audio","visual"]}"#));
-    let mut frames: Vec<Vec<u8>> = bytes.chunks(chunk).map(<[u8]>::to_vec).collect();
+    let mut frames = frames;
     frames.reverse();
     let mut closed = false;
     loop {
@@ -108,6 +112,13 @@ fn realtime_session(media: Media) -> Vec<EventData> {
     }
     assert!(transcript.error().is_none(), "{:?}", transcript.error());
     events
+}
+
+/// `copies` of `bytes`, each cut into frames of `chunk` bytes from its start.
+fn frames_of(bytes: &[u8], chunk: usize, copies: usize) -> Vec<Vec<u8>> {
+    (0..copies)
+        .flat_map(|_| bytes.chunks(chunk).map(<[u8]>::to_vec))
+        .collect()
 }
 
 fn segments(events: &[EventData]) -> Vec<&TranscriptGenerated> {
@@ -171,6 +182,64 @@ fn a_realtime_session_sends_the_words_of_a_real_call_in_session_time_before_it_e
         .find(|s| s.text.contains("Yankee"))
         .unwrap_or_else(|| panic!("no segment says Yankee: {said:?}"));
     assert!(yankee.speaker >= 2, "{yankee:?}");
+}
+
+/// The words of `tests/fixtures/real/sample.stm`, in order.
+fn call_words() -> String {
+    String::from_utf8(fixture("real/sample.stm"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() > 5).then(|| f[5..].join(" "))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A longer session: the call sent four times back to back (two minutes, the session of
+/// `examples/realtime_cost.rs`). Each window is prompted with the previous text; with
+/// openai-whisper's 223 tokens of it, the third and fourth copies came back as long runs
+/// without timestamps and a greeting said four times (`StreamParams::prompt_tokens`,
+/// BENCHMARKS.md "Words"). Every copy must read as the first does.
+#[test]
+fn a_two_minute_realtime_session_reads_every_copy_of_the_call_as_the_first() {
+    let events = realtime_session(Media::Repeated(
+        fixture("real/sample_vp8_opus.webm"),
+        16 * 1024,
+        4,
+    ));
+    let said = segments(&events);
+    for s in &said {
+        eprintln!("{:6.2}-{:6.2} [{}] {}", s.start, s.end, s.speaker, s.text);
+    }
+    for copy in 0..4 {
+        let at = 30.0 * copy as f64;
+        let diane = said
+            .iter()
+            .find(|s| s.text.contains("Diane") && s.start >= at && s.start < at + 30.0)
+            .unwrap_or_else(|| panic!("copy {copy}: no segment names Diane: {said:?}"));
+        assert!(
+            (diane.start - (at + 12.54)).abs() < 1.5,
+            "copy {copy}: {diane:?}"
+        );
+    }
+    // The call's longest utterance is 4.3 s; Whisper's segments of it at most 5.6 s.
+    for s in &said {
+        assert!(
+            s.end - s.start <= 8.0,
+            "a segment of {:.1} s: {s:?}",
+            s.end - s.start
+        );
+    }
+    let reference = [call_words(), call_words(), call_words(), call_words()].join(" ");
+    let heard: Vec<&str> = said.iter().map(|s| s.text.as_str()).collect();
+    let errors = attune_voice::whisper::wer::word_errors(
+        &attune_voice::whisper::wer::normalize_english(&reference),
+        &attune_voice::whisper::wer::normalize_english(&heard.join(" ")),
+    );
+    eprintln!("word error rate {:.3} {errors:?}", errors.rate());
+    assert!(errors.rate() < 0.2, "word error rate {:.3}", errors.rate());
 }
 
 /// Digital silence and faint noise: nothing is said, nothing is sent.

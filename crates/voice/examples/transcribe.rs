@@ -5,18 +5,43 @@
 //!
 //! ```text
 //! cargo run --release -p attune-voice --example transcribe -- FILE.wav [--stream] [--exact]
+//!     [--min S] [--max S] [--prompt TOKENS] [--reference TEXT.txt]
 //! ```
 //!
 //! `--stream` feeds the file in 0.5 s chunks to the stream transcriber; `--exact` computes the
-//! decoder in f32 (the reference's arithmetic) instead of 8 bits.
+//! decoder in f32 (the reference's arithmetic) instead of 8 bits; `--min` and `--max` set the audio a stream holds before
+//! a pause may close it and before it is decoded anyway, `--prompt` the previous text's tokens that prompt a stream's
+//! next window (`StreamParams`); `--reference` prints the word error rate against the
+//! words of a text file (Whisper's English normalization).
 
 use attune_voice::whisper::{DecodeOptions, ModelFiles, StreamParams, StreamTranscriber, Whisper};
 use std::time::Instant;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(path) = args.iter().find(|a| !a.starts_with("--")) else {
-        eprintln!("usage: transcribe FILE.wav [--stream] [--exact]");
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let reference = value("--reference");
+    let seconds = |flag: &str| value(flag).map(|c| c.parse::<f64>().expect("seconds"));
+    let defaults = StreamParams::default();
+    let min_seconds = seconds("--min").unwrap_or(defaults.min_seconds);
+    let max_seconds = seconds("--max").unwrap_or(defaults.max_seconds);
+    let prompt_tokens = value("--prompt").map_or(defaults.prompt_tokens, |n| {
+        n.parse().expect("--prompt tokens")
+    });
+    let Some(path) = args.iter().enumerate().find_map(|(i, a)| {
+        let is_value = i > 0
+            && matches!(
+                args[i - 1].as_str(),
+                "--reference" | "--min" | "--max" | "--prompt"
+            );
+        (!a.starts_with("--") && !is_value).then_some(a)
+    }) else {
+        eprintln!("usage: transcribe FILE.wav [--stream] [--exact] [--min S] [--max S] [--prompt TOKENS] [--reference TEXT.txt]");
         std::process::exit(2);
     };
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -38,6 +63,9 @@ fn main() {
     let segments = if args.iter().any(|a| a == "--stream") {
         let params = StreamParams {
             decode,
+            min_seconds,
+            max_seconds,
+            prompt_tokens,
             ..StreamParams::default()
         };
         let mut stream = StreamTranscriber::new(&whisper, params).expect("a stream");
@@ -57,6 +85,18 @@ fn main() {
             "{:8.2} {:8.2}  {:6.2} {:5.2}  {}",
             s.start, s.end, s.avg_logprob, s.no_speech_prob, s.text
         );
+    }
+    if let Some(reference) = reference {
+        use attune_voice::whisper::wer::{normalize_english, word_errors};
+        let text =
+            std::fs::read_to_string(&reference).unwrap_or_else(|e| panic!("{reference}: {e}"));
+        let said: String = segments
+            .iter()
+            .map(|s| s.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let e = word_errors(&normalize_english(&text), &normalize_english(&said));
+        println!("WER {:.4} {e:?}", e.rate());
     }
     let audio = pcm.len() as f64 / 16_000.0;
     eprintln!(

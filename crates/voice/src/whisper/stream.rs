@@ -5,7 +5,8 @@
 //! length, so a pause finalizes only once `min_seconds` of audio are held (a lone "yes" waits
 //! for the next pause after it); `max_seconds` without a pause decodes anyway, keeps the
 //! segments Whisper closed and holds the rest. Pauses are Silero VAD's (probability below
-//! 0.35 for `pause_seconds`). The previous text prompts the next window, as in uploads.
+//! 0.35 for `pause_seconds`). The previous text prompts the next window, as in uploads, but
+//! only its last `prompt_tokens` (64; uploads keep openai-whisper's 223).
 
 use super::decode::Rng;
 use super::{mel, DecodeOptions, Segment, Whisper};
@@ -22,6 +23,13 @@ pub struct StreamParams {
     pub max_seconds: f64,
     /// Silence kept before speech when it starts, s.
     pub lead_seconds: f64,
+    /// Tokens of the previous text that prompt the next window, at most. openai-whisper
+    /// keeps 223 (half the decoder's positions); a stream keeps 64, about the 200 characters
+    /// of committed text whisper_streaming prompts with (Machacek et al. 2023). Every window
+    /// feeds its prompt through the decoder before its first word, so the prompt is a cost per
+    /// window; and in a two-minute session the long prompt made Whisper stop timing its words
+    /// (segments of 9 s and more) and repeat a greeting (BENCHMARKS.md, "A stream's prompt").
+    pub prompt_tokens: usize,
     /// The decoding rules.
     pub decode: DecodeOptions,
 }
@@ -33,6 +41,7 @@ impl Default for StreamParams {
             min_seconds: 5.0,
             max_seconds: 15.0,
             lead_seconds: 0.3,
+            prompt_tokens: 64,
             decode: DecodeOptions::default(),
         }
     }
@@ -205,7 +214,8 @@ impl<'w> StreamTranscriber<'w> {
         if !opts.condition_on_previous_text || result.temperature > 0.5 {
             self.tokens.clear();
         }
-        let keep = self.whisper.net().config.max_target_positions / 2 - 1;
+        let keep =
+            (self.whisper.net().config.max_target_positions / 2 - 1).min(self.params.prompt_tokens);
         if self.tokens.len() > keep {
             self.tokens.drain(..self.tokens.len() - keep);
         }
