@@ -9,10 +9,11 @@
 //! ```
 //!
 //! `--stream` feeds the file in 0.5 s chunks to the stream transcriber; `--exact` computes the
-//! decoder in f32 (the reference's arithmetic) instead of 8 bits; `--min` and `--max` set the audio a stream holds before
-//! a pause may close it and before it is decoded anyway, `--prompt` the previous text's tokens that prompt a stream's
-//! next window (`StreamParams`); `--reference` prints the word error rate against the
-//! words of a text file (Whisper's English normalization).
+//! decoder in f32 (the reference's arithmetic) instead of 8 bits. For streams, `--min` and
+//! `--max` set the audio held before a pause may close it and before it is decoded anyway, and
+//! `--prompt` how many tokens of the previous text prompt the next window (`StreamParams`).
+//! `--reference` prints the word error rate against the words of a text file (Whisper's English
+//! normalization).
 
 use attune_voice::whisper::{DecodeOptions, ModelFiles, StreamParams, StreamTranscriber, Whisper};
 use std::time::Instant;
