@@ -55,7 +55,6 @@ fn session(frames: &[Vec<u8>], transcribe: bool) -> Run {
         ));
     }
     let (cpu0, start) = (cpu_seconds().unwrap_or(f64::NAN), Instant::now());
-    let mut segments = 0;
     let mut words_sent = Vec::new();
     let mut longest_step = Duration::ZERO;
     let mut transcribing = Duration::ZERO;
@@ -75,10 +74,7 @@ fn session(frames: &[Vec<u8>], transcribe: bool) -> Run {
             continue;
         }
         match pending.remove(0) {
-            Action::Send(EventData::TranscriptGenerated(t)) => {
-                segments += 1;
-                words_sent.push(t.text);
-            }
+            Action::Send(EventData::TranscriptGenerated(t)) => words_sent.push(t.text),
             Action::Media { segment, bytes } => {
                 analyzer.read_ahead();
                 let output = analyzer.push(segment, &bytes, false);
@@ -119,7 +115,7 @@ fn session(frames: &[Vec<u8>], transcribe: bool) -> Run {
         media_seconds: analyzer.media_end(),
         cpu: cpu_seconds().unwrap_or(f64::NAN) - cpu0,
         wall: start.elapsed(),
-        segments,
+        segments: words_sent.len(),
         longest_step,
         transcribing,
     }
