@@ -8,7 +8,8 @@
 # Environment: SECONDS_PER_SESSION (default 60), RAMP (seconds to open all sessions, default 20),
 # ATTUNE_BIN and STREAM_LOAD_BIN (binaries to run instead of building them), STREAM_LOAD_MEDIA
 # (the WebM each session loops instead of tests/fixtures/segments/continuous.webm; e.g. the face
-# videos benches/faces_media.sh makes).
+# videos benches/faces_media.sh makes), STREAM_LOAD_MODEL (stream on /v2/stream/analyze with this
+# model, e.g. inter-2-audio for audio sessions; unset: v1 with the default model).
 #
 # The server and the load generator share the machine's cores.
 set -euo pipefail
@@ -52,11 +53,12 @@ for n in "${counts[@]}"; do
     addr=$server_addr
     echo
     echo "== $n sessions"
-    echo "+ stream_load --url ws://$addr --key <key> --sessions $n --seconds $SECONDS_PER_SESSION --ramp $RAMP --server-pid <pid>${STREAM_LOAD_MEDIA:+ --file $STREAM_LOAD_MEDIA}"
+    echo "+ stream_load --url ws://$addr --key <key> --sessions $n --seconds $SECONDS_PER_SESSION --ramp $RAMP --server-pid <pid>${STREAM_LOAD_MEDIA:+ --file $STREAM_LOAD_MEDIA}${STREAM_LOAD_MODEL:+ --model $STREAM_LOAD_MODEL}"
     # The load generator's own CPU, beside the server's (it shares the cores).
     /usr/bin/time -f "load generator CPU %U s user + %S s sys over %e s wall" \
         "$load" --url "ws://$addr" --key "$key" --sessions "$n" --seconds "$SECONDS_PER_SESSION" \
-        --ramp "$RAMP" --server-pid "$server_pid" ${STREAM_LOAD_MEDIA:+--file "$STREAM_LOAD_MEDIA"}
+        --ramp "$RAMP" --server-pid "$server_pid" ${STREAM_LOAD_MEDIA:+--file "$STREAM_LOAD_MEDIA"} \
+        ${STREAM_LOAD_MODEL:+--model "$STREAM_LOAD_MODEL"}
     bench_stop "$server_pid" KILL
     server_pid=
 done

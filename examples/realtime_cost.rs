@@ -8,7 +8,7 @@
 //! 4 times back to back as self-contained recordings in 16 KiB frames: a 2-minute session).
 //! The media is fed as fast as it is analyzed (CPU seconds do not depend on the pace). One
 //! warm-up session first loads the networks. CPU is the process's user + system time (all
-//! threads, Linux `/proc/self/stat`), so run it on an otherwise idle core for stable figures.
+//! threads, the process CPU clock), so run it on an otherwise idle core for stable figures.
 //! It sets `CANDLE_NUM_THREADS=1` when unset, as `attune` does. With `REALTIME_COST_WORDS=FILE`
 //! it writes the text of every `transcript.generated` of its last session, one per line.
 
@@ -19,16 +19,14 @@ use attune::core::transcript;
 use attune::core::wire::{Endpoint, EventData, Model};
 use std::time::{Duration, Instant};
 
-/// The process's CPU time so far (user + system), from `/proc/self/stat`.
+/// CPU seconds (user and system) of this process so far.
 fn cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the command name (which may hold spaces) start after the last ')'.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let utime: f64 = fields.get(11)?.parse().ok()?;
-    let stime: f64 = fields.get(12)?.parse().ok()?;
-    // Clock ticks: 100 a second on Linux.
-    Some((utime + stime) / 100.0)
+    Some(
+        cpu_time::ProcessTime::try_now()
+            .ok()?
+            .as_duration()
+            .as_secs_f64(),
+    )
 }
 
 struct Run {

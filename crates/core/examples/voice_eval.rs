@@ -86,16 +86,9 @@ fn bridged(turns: &[attune_voice::SpeakerTurn], gap: f64) -> Vec<SpeakerSegment>
     out
 }
 
+/// CPU seconds (user and system) of this process so far.
 fn cpu_s() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let f: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
-    let t = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (t(11) + t(12)) / 100.0
+    cpu_time::ProcessTime::now().as_duration().as_secs_f64()
 }
 
 /// Audio seconds and CPU seconds of every file scored.

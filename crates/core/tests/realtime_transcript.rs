@@ -35,11 +35,10 @@ fn pcm_analyzer() -> LiveAnalyzer {
 
 /// How the media reaches the session.
 enum Media {
-    /// Container bytes on `inter-2`, cut into frames of this many bytes.
-    Container(Vec<u8>, usize),
-    /// As `Container`, the recording sent this many times back to back (each copy a
-    /// self-contained recording cut into frames from its start; the session clock runs on).
-    Repeated(Vec<u8>, usize, usize),
+    /// Container bytes on `inter-2`, cut into frames of this many bytes, the recording sent
+    /// this many times back to back (each copy a self-contained recording cut into frames from
+    /// its start; the session clock runs on).
+    Container(Vec<u8>, usize, usize),
     /// Raw 16 kHz s16le PCM on an `inter-2-audio` analyzer, in frames of this many bytes.
     Pcm(Vec<u8>, usize),
 }
@@ -54,8 +53,7 @@ fn realtime_session(media: Media) -> Vec<EventData> {
     let setup = SessionSetup::new(Endpoint::Realtime, negotiated, "https://docs.example");
     let (mut session, first) = StreamSession::open(setup, 0.0);
     let (frames, pcm) = match media {
-        Media::Container(bytes, chunk) => (frames_of(&bytes, chunk, 1), false),
-        Media::Repeated(bytes, chunk, copies) => (frames_of(&bytes, chunk, copies), false),
+        Media::Container(bytes, chunk, copies) => (frames_of(&bytes, chunk, copies), false),
         Media::Pcm(bytes, chunk) => (frames_of(&bytes, chunk, 1), true),
     };
     let mut analyzer = if pcm {
@@ -138,6 +136,7 @@ fn a_realtime_session_sends_the_words_of_a_real_call_in_session_time_before_it_e
     let events = realtime_session(Media::Container(
         fixture("real/sample_vp8_opus.webm"),
         16 * 1024,
+        1,
     ));
     let said = segments(&events);
     for s in &said {
@@ -186,15 +185,7 @@ fn a_realtime_session_sends_the_words_of_a_real_call_in_session_time_before_it_e
 
 /// The words of `tests/fixtures/real/sample.stm`, in order.
 fn call_words() -> String {
-    String::from_utf8(fixture("real/sample.stm"))
-        .unwrap()
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            (f.len() > 5).then(|| f[5..].join(" "))
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    attune_voice::whisper::wer::stm_text(&String::from_utf8(fixture("real/sample.stm")).unwrap())
 }
 
 /// A longer session: the call sent four times back to back (two minutes, the session of
@@ -204,7 +195,7 @@ fn call_words() -> String {
 /// BENCHMARKS.md "Words"). Every copy must read as the first does.
 #[test]
 fn a_two_minute_realtime_session_reads_every_copy_of_the_call_as_the_first() {
-    let events = realtime_session(Media::Repeated(
+    let events = realtime_session(Media::Container(
         fixture("real/sample_vp8_opus.webm"),
         16 * 1024,
         4,

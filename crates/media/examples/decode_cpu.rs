@@ -74,18 +74,7 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// User + system CPU seconds of this process so far (`/proc/self/stat`, clock ticks of 1/100 s).
+/// CPU seconds (user and system) of this process so far.
 fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // The command name may hold spaces: fields are counted after its closing parenthesis.
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
-    (ticks(11) + ticks(12)) / 100.0
+    cpu_time::ProcessTime::now().as_duration().as_secs_f64()
 }

@@ -107,19 +107,7 @@ fn main() {
     );
 }
 
-/// This process's CPU time (user and system), seconds, from `/proc/self/stat` (Linux; 0
-/// elsewhere).
+/// CPU seconds (user and system) of this process so far.
 fn cpu_seconds() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return 0.0;
-    };
-    // Fields after the command name (which may hold spaces) end with ')'.
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // utime and stime are fields 14 and 15 of the whole line: 12 and 13 after the name.
-    let ticks: f64 = [11, 12]
-        .iter()
-        .filter_map(|&i| fields.get(i)?.parse::<f64>().ok())
-        .sum();
-    ticks / 100.0
+    cpu_time::ProcessTime::now().as_duration().as_secs_f64()
 }

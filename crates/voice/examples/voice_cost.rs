@@ -5,28 +5,15 @@
 //!     cargo run --release -p attune-voice --example voice_cost -- FILE.wav [REPEATS]
 //!
 //! Reads 16 kHz mono 16-bit PCM WAV (at least 3 s). Each network is run once before timing
-//! (loading and planning are not counted). Prints the process's CPU time (user + system, from
-//! `/proc/self/stat`) per call, so a loaded machine moves the figures less than wall time.
+//! (loading and planning are not counted). Prints the process's CPU time (user + system, the
+//! process CPU clock) per call, so a loaded machine moves the figures less than wall time.
 use attune_voice::embed::EMBED_LENGTHS;
 use attune_voice::fbank::{fbank, FbankFrame};
 use attune_voice::{speech_probabilities, Segmenter, SpeakerEmbedder};
 
-/// CPU seconds of this process so far (Linux; 0 elsewhere).
+/// CPU seconds (user and system) of this process so far.
 fn cpu_s() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / 100.0
+    cpu_time::ProcessTime::now().as_duration().as_secs_f64()
 }
 
 /// Mean CPU seconds per call of `f`, over `n` calls after one untimed call.

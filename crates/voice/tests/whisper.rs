@@ -310,14 +310,7 @@ fn the_default_eight_bit_decoder_gives_the_reference_segments_and_words() {
 
 /// The words of `tests/fixtures/real/sample.stm`, in order.
 fn stm_words() -> String {
-    let text = std::fs::read_to_string(root().join("tests/fixtures/real/sample.stm")).unwrap();
-    text.lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            (f.len() > 5).then(|| f[5..].join(" "))
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    wer::stm_text(&std::fs::read_to_string(root().join("tests/fixtures/real/sample.stm")).unwrap())
 }
 
 #[test]

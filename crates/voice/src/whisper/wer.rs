@@ -92,6 +92,22 @@ impl WordErrors {
     }
 }
 
+/// The words of a transcript in NIST's STM format (one segment a line: file, channel, speaker,
+/// start, end, then the words; `;;` comment lines and lines without words skipped), in the
+/// order of the lines, joined by single spaces.
+pub fn stm_text(stm: &str) -> String {
+    let mut out = String::new();
+    for line in stm.lines().filter(|l| !l.trim_start().starts_with(";;")) {
+        for word in line.split_whitespace().skip(5) {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(word);
+        }
+    }
+    out
+}
+
 /// Aligns two word sequences (Levenshtein over words).
 pub fn word_errors(reference: &[String], hypothesis: &[String]) -> WordErrors {
     let (n, m) = (reference.len(), hypothesis.len());
@@ -137,6 +153,15 @@ mod tests {
 
     fn words(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn an_stm_transcript_gives_its_words_in_order_without_the_fields_or_comments() {
+        let stm = ";; CATEGORY \"0\" \"\" \"\"\n\
+                   call 1 Diane 6.68 7.16 Hello?\n\
+                   call 1 Sheila 7.634 8.155  Oh,   hello.\n\
+                   call 1 Diane 9.0 9.5\n";
+        assert_eq!(stm_text(stm), "Hello? Oh, hello.");
     }
 
     #[test]
