@@ -21,12 +21,9 @@ use std::time::{Duration, Instant};
 
 /// CPU seconds (user and system) of this process so far.
 fn cpu_seconds() -> Option<f64> {
-    Some(
-        cpu_time::ProcessTime::try_now()
-            .ok()?
-            .as_duration()
-            .as_secs_f64(),
-    )
+    cpu_time::ProcessTime::try_now()
+        .ok()
+        .map(|t| t.as_duration().as_secs_f64())
 }
 
 struct Run {
