@@ -18,7 +18,7 @@ VENV="${WHISPER_VENV:-$OUT/venv}"
 if [ ! -x "$VENV/bin/python" ]; then
     python3 -m venv "$VENV"
     "$VENV/bin/pip" install --quiet --disable-pip-version-check \
-        torch==2.9.1 openai-whisper==20250625 safetensors==0.7.0 'numpy>=1.26,<3'
+        torch==2.9.1 openai-whisper==20250625 safetensors==0.7.0 packaging 'numpy>=1.26,<3'
 fi
 JOINED="$OUT/conversations.wav"
 python3 - "$JOINED" tests/fixtures/conversations/c*.wav <<'PY'

@@ -16,7 +16,9 @@
 //! implementation on committed audio.
 //!
 //! Words come from [`whisper`]: Whisper tiny.en in candle (read from `models/` at run time,
-//! not embedded), decoded by openai-whisper's rules, for whole recordings and for streams.
+//! not embedded), decoded by openai-whisper's rules, for whole recordings and for streams; and
+//! the language they are in from Whisper base's language identification
+//! ([`whisper::LanguageIdentifier`]).
 //!
 //! [`diarize()`] gives a whole recording's speaker turns; [`OnlineDiarizer`] gives them as a
 //! stream arrives, with speaker numbers that never change:

@@ -389,3 +389,51 @@ fn a_stream_is_transcribed_as_it_arrives_at_its_pauses() {
     println!("stream WER {:.3} {e:?}", e.rate());
     assert!(e.rate() < 0.25, "stream WER {:.3}", e.rate());
 }
+
+/// Language identification (Whisper base, trimmed: `models/whisper-base-language.*`) against
+/// openai-whisper's own `detect_language` with the same weights
+/// (`tests/fixtures/whisper/language_reference.json`, made by `make_language.sh`): the real
+/// English call and a German clip give the reference's language and probabilities.
+#[test]
+fn language_identification_matches_openai_whisper() {
+    use attune_voice::whisper::LanguageIdentifier;
+    let text =
+        std::fs::read_to_string(root().join("tests/fixtures/whisper/language_reference.json"))
+            .expect("language_reference.json");
+    let reference: Value = serde_json::from_str(&text).expect("reference JSON");
+    let models = root().join("models");
+    let id = LanguageIdentifier::load(
+        &models.join("whisper-base-language.safetensors"),
+        &models.join("whisper-base-language.json"),
+    )
+    .expect("the committed language model loads");
+    let codes: Vec<&str> = reference["languages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert_eq!(id.languages(), codes.as_slice());
+    let files = reference["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2);
+    for file in files {
+        let name = file["name"].as_str().unwrap();
+        let guess = id.identify(&read_wav(&root().join(name))).unwrap();
+        let (best, p) = guess.best();
+        assert_eq!(best, file["best"].as_str().unwrap(), "{name}");
+        let want: Vec<f32> = file["probabilities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap() as f32)
+            .collect();
+        let got: Vec<f32> = codes.iter().map(|c| guess.probability(c)).collect();
+        let d = worst(&got, &want);
+        println!("{name}: {best} {p:.4}, probabilities within {d:.1e} of the reference");
+        assert!(
+            d < 1e-4,
+            "{name}: probabilities differ by up to {d} ({best} {p})"
+        );
+        assert!(p > 0.9, "{name}: {best} only at {p}");
+    }
+}

@@ -8,9 +8,12 @@
 //! - [`Whisper::transcribe`]: a whole recording, as openai-whisper's `transcribe` reads it
 //!   (30 s windows advanced by the last timestamp, the previous text as a prompt, the
 //!   temperature fallback and the no-speech guard);
-//! - [`StreamTranscriber`]: a stream, decoded as audio arrives and finalized at pauses.
+//! - [`StreamTranscriber`]: a stream, decoded as audio arrives and finalized at pauses;
+//! - [`LanguageIdentifier`]: which language 30 s of audio are in (Whisper base, trimmed to that
+//!   step), so that speech tiny.en cannot read is not given to it.
 
 pub mod decode;
+pub mod language;
 pub mod mel;
 pub mod model;
 mod ops;
@@ -19,6 +22,7 @@ pub mod tokenizer;
 pub mod wer;
 
 pub use decode::{DecodeOptions, WindowDecoding};
+pub use language::{LanguageGuess, LanguageIdentifier};
 pub use stream::{StreamParams, StreamTranscriber};
 
 use crate::VoiceError;
@@ -88,6 +92,20 @@ impl ModelFiles {
     pub fn present(&self) -> bool {
         self.weights.is_file() && self.config.is_file() && self.tokenizer.is_file()
     }
+}
+
+/// `net`'s encoder output of one window of normalized mel frames (at most 3000; fewer are
+/// padded with zeros, as openai-whisper's `pad_or_trim`).
+fn encode_window(net: &WhisperNet, frames: &[[f32; mel::MEL_BINS]]) -> Result<Tensor, VoiceError> {
+    let bins = mel::MEL_BINS;
+    let mut data = vec![0f32; bins * WINDOW_FRAMES];
+    for (t, row) in frames.iter().take(WINDOW_FRAMES).enumerate() {
+        for (b, &x) in row.iter().enumerate() {
+            data[b * WINDOW_FRAMES + t] = x;
+        }
+    }
+    let mel = Tensor::from_vec(data, (1, bins, WINDOW_FRAMES), &Device::Cpu).map_err(model_err)?;
+    net.encode(&mel).map_err(model_err)
 }
 
 fn model_err(e: impl std::fmt::Display) -> VoiceError {
@@ -177,16 +195,7 @@ impl Whisper {
     /// The encoder output of one window of normalized mel frames (at most 3000; fewer are
     /// padded with zeros, as openai-whisper's `pad_or_trim`).
     pub fn encode_frames(&self, frames: &[[f32; mel::MEL_BINS]]) -> Result<Tensor, VoiceError> {
-        let bins = mel::MEL_BINS;
-        let mut data = vec![0f32; bins * WINDOW_FRAMES];
-        for (t, row) in frames.iter().take(WINDOW_FRAMES).enumerate() {
-            for (b, &x) in row.iter().enumerate() {
-                data[b * WINDOW_FRAMES + t] = x;
-            }
-        }
-        let mel =
-            Tensor::from_vec(data, (1, bins, WINDOW_FRAMES), &Device::Cpu).map_err(model_err)?;
-        self.net.encode(&mel).map_err(model_err)
+        encode_window(&self.net, frames)
     }
 
     /// A whole recording (16 kHz mono in -1..1) to segments, as openai-whisper's
