@@ -174,6 +174,10 @@ pub struct FileAnalysis {
     /// (empty when not transcribed). Uploads transcribe the whole file at once; `--as-stream`
     /// gives what a live session's transcriber finalized.
     pub transcript: Vec<crate::transcript::Utterance>,
+    /// The language the speech was identified as before it was transcribed (`None` when it was
+    /// not: no transcriber, or none that identifies languages). Speech identified as another
+    /// language than English is not transcribed ([`crate::transcript::SpokenLanguage`]).
+    pub language: Option<crate::transcript::SpokenLanguage>,
 }
 
 impl FileAnalysis {
@@ -381,20 +385,26 @@ fn transcribe(
     transcriber: &dyn crate::transcript::Transcriber,
     samples: &[f32],
     diarization: Diarization,
-) -> Vec<crate::transcript::Utterance> {
+) -> Words {
     let result = match diarization {
-        Diarization::WholeFile => transcriber.transcribe(samples),
+        Diarization::WholeFile => transcriber.transcribe_identified(samples),
         Diarization::Online => transcriber.stream().and_then(|mut stream| {
             let mut out = Vec::new();
             for chunk in samples.chunks(8192) {
                 out.extend(stream.push(chunk)?);
             }
             out.extend(stream.finish()?);
-            Ok(out)
+            Ok((stream.language(), out))
         }),
     };
     result.unwrap_or_default()
 }
+
+/// A recording's language (when identified) and words.
+type Words = (
+    Option<crate::transcript::SpokenLanguage>,
+    Vec<crate::transcript::Utterance>,
+);
 
 #[allow(clippy::too_many_arguments)]
 fn analyze_media_with_progress(
@@ -423,7 +433,7 @@ fn analyze_media_with_progress(
     // The words do not depend on the features: the recognizer (one thread,
     // `attune_voice::on_one_thread`) runs beside the extraction, and the voices are given to
     // its words once the turns are known. Same CPU, less waiting.
-    let ((frames, voice_turns), mut transcript) = match transcriber {
+    let ((frames, voice_turns), (language, mut transcript)) = match transcriber {
         Some(t) if !audio_absent && words_beside => std::thread::scope(|scope| {
             let words = std::thread::Builder::new()
                 .name("attune-words".to_owned())
@@ -440,7 +450,7 @@ fn analyze_media_with_progress(
             let extracted = extract();
             (extracted, transcribe(t, samples, diarization))
         }
-        _ => (extract(), Vec::new()),
+        _ => (extract(), (None, Vec::new())),
     };
     progress(Progress::FeaturesExtracted);
     crate::transcript::assign_speakers(&mut transcript, &voice_turns);
@@ -492,6 +502,7 @@ fn analyze_media_with_progress(
             voice_turns
         },
         transcript,
+        language,
     }
 }
 

@@ -6,10 +6,18 @@
 //! loaded once per process from `models/` ([`shared`]): every upload and session shares it.
 //! Where its files are absent, [`shared`] is `None` and the analysis says nothing lexical.
 //!
+//! Whisper tiny.en knows English only, and writes English-sounding text for any other language.
+//! So each recording, and each stream at its first finished words, is first given to the
+//! language identifier (Whisper base, `attune_voice::whisper::LanguageIdentifier`, when its
+//! files are in `models/`): speech it finds to be another language ([`SpokenLanguage`]) is not
+//! transcribed, and so gives no transcript and no lexical evidence.
+//!
 //! Writers: [`webvtt`] (WebVTT with `<v Speaker N>` voice spans) and [`json`] (an array of
 //! `{start, end, speaker, text}`), what `attune analyze --transcript` writes.
 
-use attune_voice::whisper::{DecodeOptions, StreamParams, StreamTranscriber, Whisper};
+use attune_voice::whisper::{
+    DecodeOptions, LanguageIdentifier, StreamParams, StreamTranscriber, Whisper, WINDOW_SAMPLES,
+};
 use attune_voice::SpeakerTurn;
 use serde::Serialize;
 
@@ -45,9 +53,18 @@ pub use attune_voice::threads::one_candle_thread_unless_set;
 pub trait Transcriber: Send + Sync {
     /// A whole recording's utterances.
     fn transcribe(&self, pcm: &[f32]) -> Result<Vec<Utterance>, String>;
+    /// [`Transcriber::transcribe`], and the language the recording was identified as when the
+    /// transcriber identifies it (the default does not: `None`).
+    fn transcribe_identified(
+        &self,
+        pcm: &[f32],
+    ) -> Result<(Option<SpokenLanguage>, Vec<Utterance>), String> {
+        self.transcribe(pcm).map(|words| (None, words))
+    }
     /// A transcriber of one stream (times from the stream's first sample).
     fn stream(&self) -> Result<Box<dyn TranscriptStream>, String>;
-    /// The language of the words (ISO 639-1): lexical evidence is read only for `en`.
+    /// The language of the words (ISO 639-1): lexical evidence is read only for `en`. (Speech
+    /// in another language gives no words: [`SpokenLanguage`].)
     fn language(&self) -> &'static str;
 }
 
@@ -57,6 +74,60 @@ pub trait TranscriptStream: Send {
     fn push(&mut self, pcm: &[f32]) -> Result<Vec<Utterance>, String>;
     /// The end of the stream: the utterances still held.
     fn finish(&mut self) -> Result<Vec<Utterance>, String>;
+    /// The language the stream was identified as, once it is (at its first final words);
+    /// `None` before, or when the transcriber does not identify languages.
+    fn language(&self) -> Option<SpokenLanguage> {
+        None
+    }
+}
+
+/// Under this probability of English, speech is taken for another language and not
+/// transcribed. Set between what was measured (`docs/EVALUATION.md`, "Another language"):
+/// English recordings read 0.53-0.99 (the AMI meetings' far-field, often non-native speech the
+/// lowest), German clips of 2-3 s whose most probable language is not English read at most 0.09.
+pub const MIN_ENGLISH: f32 = 0.25;
+
+/// The language identifier's reading of some speech.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpokenLanguage {
+    /// The most probable language (ISO 639-1, as Whisper names them) and its probability.
+    pub code: String,
+    /// Its probability.
+    pub probability: f32,
+    /// The probability of English.
+    pub english: f32,
+}
+
+impl SpokenLanguage {
+    /// Whether the speech is transcribed: English at [`MIN_ENGLISH`] or more.
+    pub fn transcribed(&self) -> bool {
+        self.english >= MIN_ENGLISH
+    }
+
+    /// For people: what was heard and what follows from it.
+    pub fn describe(&self) -> String {
+        let verdict = if self.transcribed() {
+            "transcribed"
+        } else {
+            "not transcribed (the recognizer reads English only)"
+        };
+        format!(
+            "speech identified as '{}' (probability {:.2}; English {:.2}): {verdict}",
+            self.code, self.probability, self.english
+        )
+    }
+}
+
+/// The language of `pcm`'s first 30 s (16 kHz mono), by the process's language identifier;
+/// `None` when its model is not in `models/` or it failed (then the speech is transcribed).
+pub fn spoken_language(pcm: &[f32]) -> Option<SpokenLanguage> {
+    let guess = LanguageIdentifier::shared()?.identify(pcm).ok()?;
+    let (code, probability) = guess.best();
+    Some(SpokenLanguage {
+        code: code.to_string(),
+        probability,
+        english: guess.probability("en"),
+    })
 }
 
 fn utterance(s: attune_voice::whisper::Segment) -> Utterance {
@@ -73,35 +144,90 @@ fn utterance(s: attune_voice::whisper::Segment) -> Utterance {
 /// The process-wide Whisper as a [`Transcriber`] whose streams borrow it for `'static`.
 struct SharedWhisper(&'static Whisper);
 
-struct WhisperStream(StreamTranscriber<'static>);
+/// A stream's transcription, which holds its last 30 s until its first words are final: the
+/// language is read from those 30 s then (the speech of the first words, and what came before
+/// them), and a stream in another language stops transcribing.
+struct WhisperStream {
+    inner: StreamTranscriber<'static>,
+    /// The stream's latest samples (at most 30 s), until the language is known.
+    head: std::collections::VecDeque<f32>,
+    /// `None` until the first words; then whether the stream is transcribed.
+    transcribed: Option<bool>,
+    /// What the identifier said at the first words.
+    language: Option<SpokenLanguage>,
+}
+
+impl WhisperStream {
+    fn gate(&mut self, words: Vec<attune_voice::whisper::Segment>) -> Vec<Utterance> {
+        if self.transcribed.is_none() && !words.is_empty() {
+            self.language = spoken_language(self.head.make_contiguous());
+            self.transcribed = Some(self.language.as_ref().is_none_or(|l| l.transcribed()));
+            self.head = Default::default();
+        }
+        match self.transcribed {
+            Some(false) => Vec::new(),
+            _ => words.into_iter().map(utterance).collect(),
+        }
+    }
+}
 
 impl TranscriptStream for WhisperStream {
     fn push(&mut self, pcm: &[f32]) -> Result<Vec<Utterance>, String> {
-        self.0
-            .push(pcm)
-            .map(|s| s.into_iter().map(utterance).collect())
-            .map_err(|e| e.to_string())
+        match self.transcribed {
+            Some(false) => return Ok(Vec::new()),
+            None => {
+                self.head.extend(pcm);
+                let over = self.head.len().saturating_sub(WINDOW_SAMPLES);
+                self.head.drain(..over);
+            }
+            Some(true) => {}
+        }
+        let words = self.inner.push(pcm).map_err(|e| e.to_string())?;
+        Ok(self.gate(words))
     }
 
     fn finish(&mut self) -> Result<Vec<Utterance>, String> {
-        self.0
-            .finish()
-            .map(|s| s.into_iter().map(utterance).collect())
-            .map_err(|e| e.to_string())
+        if self.transcribed == Some(false) {
+            return Ok(Vec::new());
+        }
+        let words = self.inner.finish().map_err(|e| e.to_string())?;
+        Ok(self.gate(words))
+    }
+
+    fn language(&self) -> Option<SpokenLanguage> {
+        self.language.clone()
     }
 }
 
 impl Transcriber for SharedWhisper {
     fn transcribe(&self, pcm: &[f32]) -> Result<Vec<Utterance>, String> {
+        self.transcribe_identified(pcm).map(|(_, words)| words)
+    }
+
+    fn transcribe_identified(
+        &self,
+        pcm: &[f32],
+    ) -> Result<(Option<SpokenLanguage>, Vec<Utterance>), String> {
+        let language = spoken_language(pcm);
+        if language.as_ref().is_some_and(|l| !l.transcribed()) {
+            return Ok((language, Vec::new()));
+        }
         self.0
             .transcribe(pcm, &DecodeOptions::default())
-            .map(|segments| segments.into_iter().map(utterance).collect())
+            .map(|segments| (language, segments.into_iter().map(utterance).collect()))
             .map_err(|e| e.to_string())
     }
 
     fn stream(&self) -> Result<Box<dyn TranscriptStream>, String> {
         StreamTranscriber::new(self.0, StreamParams::default())
-            .map(|s| Box::new(WhisperStream(s)) as Box<dyn TranscriptStream>)
+            .map(|inner| {
+                Box::new(WhisperStream {
+                    inner,
+                    head: Default::default(),
+                    transcribed: None,
+                    language: None,
+                }) as Box<dyn TranscriptStream>
+            })
             .map_err(|e| e.to_string())
     }
 

@@ -333,6 +333,10 @@ pub fn analyze(
     bar.finish();
     match analysis {
         Ok(analysis) => {
+            // Speech the recognizer cannot read gives no words: say so, once per file.
+            if let Some(language) = analysis.language.as_ref().filter(|l| !l.transcribed()) {
+                writeln!(err, "{}: {}", file.display(), language.describe())?;
+            }
             let result = analysis.job_result(sections);
             if let Some(path) = html {
                 let page = report_page(file, &analysis, &result);
@@ -391,6 +395,7 @@ pub fn report_page(file: &Path, analysis: &FileAnalysis, result: &UploadJobResul
         result,
         turns: Some(&turns),
         transcript: Some(&analysis.transcript),
+        language: analysis.language.as_ref(),
     })
 }
 
@@ -733,6 +738,45 @@ mod tests {
         a.transcript = Some(json);
         a.files.push(fixture("speech/hesitant.wav"));
         assert!(a.mode().unwrap_err().contains("--transcript"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Speech in another language (espeak-ng German, `tests/fixtures/whisper/german.wav`) is
+    /// not transcribed, and the user is told why: a line on standard error, an empty
+    /// transcript, and a note in the report where the words would be.
+    #[test]
+    fn another_language_is_not_transcribed_and_says_so() {
+        let dir = std::env::temp_dir().join(format!("attune-german-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut a = args("whisper/german.wav", Model::Inter2Audio, None, true);
+        let json = dir.join("german.json");
+        a.transcript = Some(json.clone());
+        let html = dir.join("german.html");
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let outcome = analyze(
+            &a,
+            &a.files[0],
+            Some(&html),
+            &settings(),
+            &mut out,
+            &mut err,
+        )
+        .unwrap();
+        assert_eq!(outcome, Outcome::Analyzed);
+        let err = String::from_utf8(err).unwrap();
+        assert!(
+            err.contains("speech identified as 'de'") && err.contains("not transcribed"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&json).unwrap().trim(), "[]");
+        let page = std::fs::read_to_string(&html).unwrap();
+        assert!(
+            page.contains("Not transcribed: speech identified as &#39;de&#39;"),
+            "{page}"
+        );
+        // English keeps its words and says nothing of languages (the test above).
+        let (_, _, err) = run(&args("real/sample.wav", Model::Inter2Audio, None, true));
+        assert!(!err.contains("identified"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -38,6 +38,8 @@ pub struct ReportInput<'a> {
     pub turns: Option<&'a [SpeakerTurn]>,
     /// What was said, when the caller has a transcript (`attune analyze`; jobs keep none).
     pub transcript: Option<&'a [attune_core::transcript::Utterance]>,
+    /// The language the speech was identified as, when it was (`attune analyze`).
+    pub language: Option<&'a attune_core::transcript::SpokenLanguage>,
 }
 
 /// Share of the media's time in each engagement state, in
@@ -137,6 +139,13 @@ pub fn render(input: &ReportInput<'_>) -> String {
     if let Some(transcript) = input.transcript.filter(|t| !t.is_empty()) {
         page.push_str("<h2>What was said</h2>\n");
         transcript_table(&mut page, transcript);
+    } else if let Some(language) = input.language.filter(|l| !l.transcribed()) {
+        page.push_str("<h2>What was said</h2>\n");
+        let _ = writeln!(
+            page,
+            "<p>Not transcribed: {}.</p>",
+            escape(&language.describe())
+        );
     }
 
     page.push_str("<h2>Signals</h2>\n");
@@ -742,6 +751,7 @@ pub(crate) async fn job_report(
                 result,
                 turns: record.speaker_turns.as_deref(),
                 transcript: None,
+                language: None,
             }),
         ),
         (_, Some(error)) if record.status == UploadJobStatus::Failed => (
