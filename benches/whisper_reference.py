@@ -7,21 +7,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 from safetensors.torch import load_file
 import whisper
 from whisper.model import Whisper, ModelDimensions
-def openai_state_dict(hf):
-    sd = {}
-    for name, t in hf.items():
-        n = name.removeprefix("model.")
-        for a, b in ((".layers.", ".blocks."), ("self_attn_layer_norm", "attn_ln"),
-                     ("encoder_attn_layer_norm", "cross_attn_ln"), ("final_layer_norm", "mlp_ln"),
-                     (".self_attn.", ".attn."), (".encoder_attn.", ".cross_attn."),
-                     ("q_proj", "query"), ("k_proj", "key"), ("v_proj", "value"), ("out_proj", "out"),
-                     (".fc1.", ".mlp.0."), (".fc2.", ".mlp.2."),
-                     ("decoder.embed_tokens.weight", "decoder.token_embedding.weight"),
-                     ("decoder.embed_positions.weight", "decoder.positional_embedding"),
-                     ("encoder.layer_norm.", "encoder.ln_post."), ("decoder.layer_norm.", "decoder.ln.")):
-            n = n.replace(a, b)
-        sd[n] = t.float()
-    return sd
+sys.path.insert(0, os.path.join(ROOT, "models"))
+from whisper_ct2 import openai_state_dict  # HF/candle names -> openai-whisper's
 dims = ModelDimensions(n_mels=80, n_audio_ctx=1500, n_audio_state=384, n_audio_head=6, n_audio_layer=4,
                        n_vocab=51864, n_text_ctx=448, n_text_state=384, n_text_head=6, n_text_layer=4)
 m = Whisper(dims); m.load_state_dict(openai_state_dict(load_file(os.path.join(ROOT, "models/whisper-tiny-en.safetensors"))), strict=False); m.eval()

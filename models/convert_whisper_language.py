@@ -27,7 +27,7 @@ from safetensors.numpy import save_file
 from safetensors.torch import load_file
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from whisper_ct2 import Ct2Whisper, openai_state_dict  # noqa: E402
+from whisper_ct2 import Ct2Whisper, openai_state_dict, place_language_rows  # noqa: E402
 
 work, out_dir, wav_path = (Path(p) for p in sys.argv[1:])
 torch.set_num_threads(1)
@@ -113,12 +113,7 @@ for word in ("Sheila", "Texas"):
 
 # The trimmed file, loaded back into the full model's embedding rows, gives the same language
 # probabilities (the other rows are never read by detect_language).
-sd = openai_state_dict(load_file(str(model_path)))
-embed = torch.zeros(ct2.vocab_size, ct2.d_model)
-embed[rows] = sd.pop("decoder.token_embedding.weight")
-positions = torch.zeros(ct2.n_text_ctx, ct2.d_model)
-positions[:1] = sd.pop("decoder.positional_embedding")
-sd["decoder.token_embedding.weight"], sd["decoder.positional_embedding"] = embed, positions
+sd = place_language_rows(openai_state_dict(load_file(str(model_path))), rows, ct2.vocab_size, ct2.n_text_ctx)
 small = Whisper(dims)
 missing, unexpected = small.load_state_dict(sd, strict=False)
 assert list(missing) == ["encoder.positional_embedding"] and not unexpected, (missing, unexpected)

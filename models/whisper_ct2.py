@@ -8,6 +8,7 @@ import re
 import struct
 
 import numpy as np
+import torch
 
 # Layout (binary version 6, little endian): u32 version, string spec name, u32 spec revision,
 # u32 variable count, then per variable: string name, u8 rank, u32 x rank dims, u8 dtype,
@@ -202,6 +203,20 @@ def candle_names(n_enc, n_dec):
     for i in range(n_dec):
         block(f"model.decoder.layers.{i}", True)
     return names
+
+
+def place_language_rows(sd, rows, n_vocab, n_text_ctx):
+    """An openai-whisper state dict of the language-identification file (its token embedding
+    trimmed to `rows`, its positions to position 0) made full size: each kept row back at its
+    token id, the rest zeros (`detect_language` never reads them)."""
+    embed = sd.pop("decoder.token_embedding.weight")
+    full = torch.zeros(n_vocab, embed.shape[1])
+    full[rows] = embed
+    first = sd.pop("decoder.positional_embedding")
+    positions = torch.zeros(n_text_ctx, first.shape[1])
+    positions[:1] = first
+    sd["decoder.token_embedding.weight"], sd["decoder.positional_embedding"] = full, positions
+    return sd
 
 
 def openai_state_dict(hf_tensors):
