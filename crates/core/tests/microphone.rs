@@ -74,22 +74,41 @@ fn analyze(samples: &[f32]) -> Vec<UploadJobWindow> {
     analyze_pcm(samples, duration, Model::Inter2Audio).windows
 }
 
-/// `f` over every item, on every core.
-fn par_map<T: Sync, U: Send + Default + Clone>(items: &[T], f: impl Fn(&T) -> U + Sync) -> Vec<U> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per = items.len().div_ceil(threads).max(1);
-    let mut out = vec![U::default(); items.len()];
-    std::thread::scope(|s| {
-        for (part, slots) in items.chunks(per).zip(out.chunks_mut(per)) {
-            let f = &f;
-            s.spawn(move || {
-                for (x, slot) in part.iter().zip(slots) {
-                    *slot = f(x);
-                }
-            });
-        }
+/// `f` over every item, on every core. Each thread takes the next item left, the longest
+/// first (by `size`), so that no core idles while another finishes a long tail.
+fn par_map<T: Sync, U: Send>(
+    items: &[T],
+    size: impl Fn(&T) -> usize,
+    f: impl Fn(&T) -> U + Sync,
+) -> Vec<U> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(size(&items[i])));
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len())
+        .max(1);
+    let next = AtomicUsize::new(0);
+    let (order, next, f) = (&order, &next, &f);
+    let mut done: Vec<(usize, U)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(move || {
+                    let mut out = Vec::new();
+                    while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        out.push((i, f(&items[i])));
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a worker panicked"))
+            .collect()
     });
-    out
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, u)| u).collect()
 }
 
 /// How a variant's windows compare with the original's.
@@ -233,32 +252,47 @@ fn rust_variants() -> Vec<Variant> {
 type Figures = BTreeMap<(String, String), Agreement>;
 
 fn measure(speech: &[Speech], with_codecs: bool) -> Figures {
-    let originals: Vec<Vec<UploadJobWindow>> = par_map(speech, |s| analyze(&s.samples));
-    let mut figures = Figures::new();
-    let mut record = |variant: &str, i: usize, windows: &[UploadJobWindow]| {
-        for set in [set_of(&speech[i].name), "all"] {
-            figures
-                .entry((variant.to_string(), set.to_string()))
-                .or_default()
-                .add(&originals[i], windows);
-        }
-    };
-    for (name, make) in rust_variants() {
-        let out = par_map(speech, |s| analyze(&make(&s.samples)));
-        for (i, w) in out.iter().enumerate() {
-            record(name, i, w);
-        }
+    // Every analysis (the originals and each variant of each recording) is one job in one pool.
+    let rust = rust_variants();
+    let codecs: &[variants::Codec] = if with_codecs { &variants::CODECS } else { &[] };
+    let mut jobs: Vec<(Option<usize>, usize)> = (0..speech.len()).map(|i| (None, i)).collect();
+    for v in 0..rust.len() + codecs.len() {
+        jobs.extend((0..speech.len()).map(|i| (Some(v), i)));
     }
-    if with_codecs {
-        for codec in variants::CODECS {
-            let out: Vec<Option<Vec<UploadJobWindow>>> = par_map(speech, |s| {
-                let tag = format!("{}-{}", codec.ext, s.name.replace(' ', "_"));
-                variants::round_trip(&s.samples, codec, &tag).map(|pcm| analyze(&pcm))
-            });
-            for (i, w) in out.iter().enumerate() {
-                if let Some(w) = w {
-                    record(codec.name, i, w);
+    let mut out: Vec<Option<Vec<UploadJobWindow>>> = par_map(
+        &jobs,
+        |&(_, i)| speech[i].samples.len(),
+        |&(variant, i)| {
+            let s = &speech[i];
+            match variant {
+                None => Some(analyze(&s.samples)),
+                Some(v) if v < rust.len() => Some(analyze(&(rust[v].1)(&s.samples))),
+                Some(v) => {
+                    let codec = codecs[v - rust.len()];
+                    let tag = format!("{}-{}", codec.ext, s.name.replace(' ', "_"));
+                    variants::round_trip(&s.samples, codec, &tag).map(|pcm| analyze(&pcm))
                 }
+            }
+        },
+    );
+    let variant_outputs = out.split_off(speech.len());
+    let originals: Vec<Vec<UploadJobWindow>> = out
+        .into_iter()
+        .map(|w| w.expect("the original analyzed"))
+        .collect();
+    let names = rust
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(codecs.iter().map(|c| c.name));
+    let mut figures = Figures::new();
+    for (name, outputs) in names.zip(variant_outputs.chunks(speech.len())) {
+        for (i, windows) in outputs.iter().enumerate() {
+            let Some(windows) = windows else { continue };
+            for set in [set_of(&speech[i].name), "all"] {
+                figures
+                    .entry((name.to_string(), set.to_string()))
+                    .or_default()
+                    .add(&originals[i], windows);
             }
         }
     }
@@ -334,7 +368,7 @@ fn diagnose() {
             .map(|w| analyzer.explain(w))
             .collect::<Vec<_>>()
     };
-    let originals = par_map(&speech, |s| explain(&s.samples));
+    let originals = par_map(&speech, |s| s.samples.len(), |s| explain(&s.samples));
     let mut made: Vec<MaybeVariant<'_>> = rust_variants()
         .into_iter()
         .map(|(n, f)| -> MaybeVariant<'_> { (n, Box::new(move |s| Some(f(s)))) })
@@ -352,7 +386,11 @@ fn diagnose() {
         {
             continue;
         }
-        let out = par_map(&speech, |s| make(&s.samples).map(|v| explain(&v)));
+        let out = par_map(
+            &speech,
+            |s| s.samples.len(),
+            |s| make(&s.samples).map(|v| explain(&v)),
+        );
         for ((s, o), v) in speech.iter().zip(&originals).zip(&out) {
             let Some(v) = v else { continue };
             for (x, y) in o.iter().zip(v) {
