@@ -508,23 +508,12 @@ fn speech_in_another_language_is_not_transcribed() {
         })
         .collect();
     items.extend(english.iter().map(|(n, s)| (n.clone(), s.as_slice(), true)));
-    // Two threads: each identification is one Whisper base encoder pass.
-    let half = items.len().div_ceil(2);
-    let read: Vec<transcript::SpokenLanguage> = std::thread::scope(|scope| {
-        let parts: Vec<_> = items
-            .chunks(half)
-            .map(|part| {
-                scope.spawn(move || {
-                    part.iter()
-                        .map(|(_, pcm, _)| {
-                            transcript::spoken_language(pcm).expect("the committed language model")
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        parts.into_iter().flat_map(|h| h.join().unwrap()).collect()
-    });
+    // Each identification is one Whisper base encoder pass.
+    let read: Vec<transcript::SpokenLanguage> = common::par_map(
+        &items,
+        |(_, pcm, _)| pcm.len(),
+        |(_, pcm, _)| transcript::spoken_language(pcm).expect("the committed language model"),
+    );
     let (mut german_out, mut english_in) = (0, 0);
     for ((name, _, is_english), l) in items.iter().zip(&read) {
         println!(

@@ -249,19 +249,7 @@ pub fn windows(samples: &[f32]) -> Vec<attune_core::analysis::WindowFeatures> {
 
 /// [`windows`] of every recording, on every core.
 pub fn measure_all(recordings: &[Vec<f32>]) -> Vec<Vec<attune_core::analysis::WindowFeatures>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per = recordings.len().div_ceil(threads).max(1);
-    let mut out = vec![Vec::new(); recordings.len()];
-    std::thread::scope(|s| {
-        for (part, slots) in recordings.chunks(per).zip(out.chunks_mut(per)) {
-            s.spawn(move || {
-                for (r, slot) in part.iter().zip(slots) {
-                    *slot = windows(r);
-                }
-            });
-        }
-    });
-    out
+    super::par_map(recordings, Vec::len, |r| windows(r))
 }
 
 /// The arousal class of an emotion's windows (disgust has none).
