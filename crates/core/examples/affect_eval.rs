@@ -7,8 +7,13 @@
 //! cargo run --release -p attune-core --example affect_eval
 //! ```
 
+#[path = "../tests/common/par.rs"]
+mod par;
 #[path = "../tests/common/real_speech.rs"]
 mod real_speech;
+
+// `real_speech` maps its recordings in parallel through `super::par_map`.
+use par::par_map;
 
 use attune_core::analysis::cues::Cue;
 use attune_core::analysis::params::ModelParams;

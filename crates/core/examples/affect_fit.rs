@@ -11,8 +11,13 @@
 //! The figures per emotion are the shares of windows whose held-out reading
 //! passes 0.5 and the cues' 0.675 (strength 0.5).
 
+#[path = "../tests/common/par.rs"]
+mod par;
 #[path = "../tests/common/real_speech.rs"]
 mod real_speech;
+
+// `real_speech` maps its recordings in parallel through `super::par_map`.
+use par::par_map;
 
 use attune_core::analysis::arousal::{ArousalModel, Measure};
 use real_speech::Emotion;
