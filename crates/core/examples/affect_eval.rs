@@ -149,17 +149,7 @@ fn norms(real: &str, recordings: &[Recording], measured: &[Vec<WindowFeatures>])
                 .collect(),
         ));
     }
-    let ami: Vec<Vec<f32>> = std::fs::read_dir(format!("{real}/ami"))
-        .expect("ami")
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".wav"))
-        .map(|e| {
-            let bytes = std::fs::read(e.path()).expect("read");
-            attune_media::decode_audio_limited(&bytes, 60.0)
-                .expect("decode")
-                .samples
-        })
-        .collect();
+    let ami: Vec<Vec<f32>> = real_speech::ami(real).into_iter().map(|(_, s)| s).collect();
     let ami_windows = real_speech::measure_all(&ami);
     let leaked: &'static [Vec<WindowFeatures>] = Box::leak(ami_windows.into_boxed_slice());
     sets.push((

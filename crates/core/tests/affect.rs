@@ -403,29 +403,20 @@ fn the_arousal_models_tell_the_emotions_apart_on_speakers_they_never_heard() {
 /// The windows of the AMI meetings and the committed telephone call read as uploads read them.
 fn natural_conversations() -> Option<Vec<Vec<WindowFeatures>>> {
     let real = real_speech::shared_real()?;
-    let mut pcm = Vec::new();
-    let mut names: Vec<_> = std::fs::read_dir(format!("{real}/ami"))
-        .expect("ami")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "wav"))
+    let mut pcm: Vec<Vec<f32>> = real_speech::ami(&real)
+        .into_iter()
+        .map(|(_, s)| s)
         .collect();
-    names.sort();
-    names.push(
-        format!(
-            "{}/../../tests/fixtures/real/sample.wav",
-            env!("CARGO_MANIFEST_DIR")
-        )
-        .into(),
+    let call = format!(
+        "{}/../../tests/fixtures/real/sample.wav",
+        env!("CARGO_MANIFEST_DIR")
     );
-    for path in names {
-        let bytes = std::fs::read(&path).expect("read");
-        pcm.push(
-            attune_media::decode_audio_limited(&bytes, 120.0)
-                .expect("decode")
-                .samples,
-        );
-    }
+    let bytes = std::fs::read(&call).expect("read");
+    pcm.push(
+        attune_media::decode_audio_limited(&bytes, 120.0)
+            .expect("decode")
+            .samples,
+    );
     Some(real_speech::measure_all(&pcm))
 }
 

@@ -43,19 +43,10 @@ fn corpus() -> Vec<Speech> {
     let Some(real) = real_speech::shared_real() else {
         return out;
     };
-    let ami = format!("{real}/ami");
-    let mut names: Vec<String> = std::fs::read_dir(&ami)
-        .unwrap_or_else(|e| panic!("{ami}: {e}"))
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".wav"))
-        .collect();
-    names.sort();
-    for n in names {
-        let bytes = std::fs::read(format!("{ami}/{n}")).unwrap();
+    for (n, samples) in real_speech::ami(&real) {
         out.push(Speech {
             name: format!("AMI {n}"),
-            samples: attune_media::decode_audio(&bytes).unwrap().samples,
+            samples,
         });
     }
     let mut seen = std::collections::BTreeSet::new();

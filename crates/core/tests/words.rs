@@ -470,19 +470,8 @@ fn speech_in_another_language_is_not_transcribed() {
         "telephone call".to_string(),
         read_wav(&fixture("real/sample.wav")),
     )];
-    let ami = format!("{real}/ami");
-    let mut names: Vec<String> = std::fs::read_dir(&ami)
-        .unwrap_or_else(|e| panic!("{ami}: {e}"))
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".wav"))
-        .collect();
-    names.sort();
-    for n in names {
-        english.push((
-            format!("AMI {n}"),
-            read_wav(std::path::Path::new(&format!("{ami}/{n}"))),
-        ));
+    for (n, samples) in common::real_speech::ami(&real) {
+        english.push((format!("AMI {n}"), samples));
     }
     assert_eq!(english.len(), 13, "the call and 12 AMI excerpts");
     // A stream decides at its first final words, which may come after 6 s: the first 6 s of

@@ -7,6 +7,9 @@
 //! cargo run --release -p attune-voice --example language -- FILE.wav...
 //! ```
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use attune_voice::whisper::LanguageIdentifier;
 
 fn main() {
@@ -18,15 +21,7 @@ fn main() {
     let (weights, config) = LanguageIdentifier::default_files();
     let id = LanguageIdentifier::load(&weights, &config).expect("the model loads");
     for path in &files {
-        let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        let data = bytes
-            .windows(4)
-            .position(|w| w == b"data")
-            .expect("a WAV data chunk");
-        let pcm: Vec<f32> = bytes[data + 8..]
-            .chunks_exact(2)
-            .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32 / 32768.0)
-            .collect();
+        let pcm = common::read_wav(path);
         let cpu = cpu_time::ProcessTime::now();
         let guess = id.identify(&pcm).expect("identification runs");
         let (best, p) = guess.best();

@@ -15,6 +15,9 @@
 //! `--reference` prints the word error rate against the words of a text file (Whisper's English
 //! normalization).
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use attune_voice::whisper::{DecodeOptions, ModelFiles, StreamParams, StreamTranscriber, Whisper};
 use std::time::Instant;
 
@@ -45,15 +48,7 @@ fn main() {
         eprintln!("usage: transcribe FILE.wav [--stream] [--exact] [--min S] [--max S] [--prompt TOKENS] [--reference TEXT.txt]");
         std::process::exit(2);
     };
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let data = bytes
-        .windows(4)
-        .position(|w| w == b"data")
-        .expect("a WAV data chunk");
-    let pcm: Vec<f32> = bytes[data + 8..]
-        .chunks_exact(2)
-        .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32 / 32768.0)
-        .collect();
+    let pcm = common::read_wav(path);
     let whisper = Whisper::load(&ModelFiles::default_files()).expect("the model loads");
     let decode = DecodeOptions {
         exact: args.iter().any(|a| a == "--exact"),

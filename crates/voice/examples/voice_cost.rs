@@ -7,6 +7,10 @@
 //! Reads 16 kHz mono 16-bit PCM WAV (at least 3 s). Each network is run once before timing
 //! (loading and planning are not counted). Prints the process's CPU time (user + system, the
 //! process CPU clock) per call, so a loaded machine moves the figures less than wall time.
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use attune_voice::embed::EMBED_LENGTHS;
 use attune_voice::fbank::{fbank, FbankFrame};
 use attune_voice::{speech_probabilities, Segmenter, SpeakerEmbedder};
@@ -34,16 +38,7 @@ fn main() {
         .and_then(|r| r.parse().ok())
         .unwrap_or(20)
         .max(1);
-    let bytes = std::fs::read(&path).expect("read the file");
-    let data = bytes
-        .windows(4)
-        .position(|w| w == b"data")
-        .expect("a WAV data chunk")
-        + 8;
-    let pcm: Vec<f32> = bytes[data..]
-        .chunks_exact(2)
-        .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32 / 32768.0)
-        .collect();
+    let pcm = common::read_wav(&path);
     assert!(pcm.len() >= 48_000, "at least 3 s of 16 kHz audio");
     let audio_s = pcm.len() as f64 / 16_000.0;
     println!("{path}: {audio_s:.1} s, {n} calls each");

@@ -2,30 +2,20 @@
 //! network run here against what its own package's code gives on the same audio
 //! (`tests/fixtures/voice/reference.json`, made by `tests/fixtures/voice/make.sh`).
 
+mod common;
+
 use attune_voice::fbank::{fbank, frame_count, FbankFrame};
 use attune_voice::segment::{Segmenter, CHUNK_FRAMES, CHUNK_SAMPLES};
 use attune_voice::{cosine, speech_probabilities, SileroVad, SpeakerEmbedder};
+use common::read_wav;
 use serde_json::Value;
 
 fn root() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The samples of a 16-bit mono WAV, in -1..1.
-fn read_wav(path: &std::path::Path) -> Vec<f32> {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let data = bytes
-        .windows(4)
-        .position(|w| w == b"data")
-        .expect("a data chunk");
-    bytes[data + 8..]
-        .chunks_exact(2)
-        .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32 / 32768.0)
-        .collect()
-}
-
 fn reference() -> (Vec<f32>, Value) {
-    let pcm = read_wav(&root().join("tests/fixtures/real/sample.wav"));
+    let pcm = read_wav(root().join("tests/fixtures/real/sample.wav"));
     let text = std::fs::read_to_string(root().join("tests/fixtures/voice/reference.json"))
         .expect("reference.json");
     let json: Value = serde_json::from_str(&text).expect("reference JSON");

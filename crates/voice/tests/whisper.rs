@@ -2,7 +2,10 @@
 //! (fp32 on CPU, the same converted weights), on the committed real telephone call:
 //! `tests/fixtures/whisper/reference.json`, made by `tests/fixtures/whisper/make.sh`.
 
+mod common;
+
 use attune_voice::whisper::{mel, wer, DecodeOptions, ModelFiles, Whisper, WINDOW_SAMPLES};
+use common::read_wav;
 use serde_json::Value;
 use std::sync::OnceLock;
 
@@ -10,20 +13,8 @@ fn root() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn read_wav(path: &std::path::Path) -> Vec<f32> {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let data = bytes
-        .windows(4)
-        .position(|w| w == b"data")
-        .expect("a data chunk");
-    bytes[data + 8..]
-        .chunks_exact(2)
-        .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32 / 32768.0)
-        .collect()
-}
-
 fn call() -> Vec<f32> {
-    read_wav(&root().join("tests/fixtures/real/sample.wav"))
+    read_wav(root().join("tests/fixtures/real/sample.wav"))
 }
 
 fn reference() -> &'static Value {
@@ -418,7 +409,7 @@ fn language_identification_matches_openai_whisper() {
     assert_eq!(files.len(), 2);
     for file in files {
         let name = file["name"].as_str().unwrap();
-        let guess = id.identify(&read_wav(&root().join(name))).unwrap();
+        let guess = id.identify(&read_wav(root().join(name))).unwrap();
         let (best, p) = guess.best();
         assert_eq!(best, file["best"].as_str().unwrap(), "{name}");
         let want: Vec<f32> = file["probabilities"]

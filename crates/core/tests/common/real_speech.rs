@@ -143,6 +143,25 @@ pub fn trim(samples: &[f32]) -> &[f32] {
     &samples[start..end]
 }
 
+/// The AMI meeting excerpts (`ami/*.wav`, 30 s each), by file name: `(file name, samples)`.
+pub fn ami(real: &str) -> Vec<(String, Vec<f32>)> {
+    let dir = format!("{real}/ami");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{dir}: {e}"))
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".wav"))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|n| {
+            let samples = decode(&format!("{dir}/{n}"));
+            (n, samples)
+        })
+        .collect()
+}
+
 /// EmoDB as joined recordings (see the module docs), in speaker, emotion, then clip order.
 pub fn emodb(real: &str) -> Vec<Recording> {
     let dir = format!("{real}/emodb");

@@ -12,7 +12,7 @@
 //! [`LanguageIdentifier::load`]; one loaded model serves every thread.
 
 use super::model::{Config, WhisperNet};
-use super::{encode_window, mel, model_err, WINDOW_SAMPLES};
+use super::{encode_window, mel, model_err, models_dir, WINDOW_SAMPLES};
 use crate::VoiceError;
 use candle_core::{DType, Device};
 use serde::Deserialize;
@@ -70,9 +70,7 @@ impl LanguageIdentifier {
     /// `whisper-base-language.safetensors` and `.json` of the source tree's `models/`, or of
     /// the directory `ATTUNE_MODELS` names.
     pub fn default_files() -> (PathBuf, PathBuf) {
-        let dir = std::env::var_os("ATTUNE_MODELS")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models"));
+        let dir = models_dir();
         (
             dir.join("whisper-base-language.safetensors"),
             dir.join("whisper-base-language.json"),

@@ -82,16 +82,21 @@ impl ModelFiles {
     /// The model this crate was built beside: `models/whisper-tiny-en.*` of the source tree,
     /// or of the directory `ATTUNE_MODELS` names.
     pub fn default_files() -> Self {
-        let dir = std::env::var_os("ATTUNE_MODELS")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models"));
-        Self::in_dir(&dir, "whisper-tiny-en")
+        Self::in_dir(&models_dir(), "whisper-tiny-en")
     }
 
     /// Whether all three files exist.
     pub fn present(&self) -> bool {
         self.weights.is_file() && self.config.is_file() && self.tokenizer.is_file()
     }
+}
+
+/// Where the converted models are read from: the directory `ATTUNE_MODELS` names, else the
+/// source tree's `models/`.
+fn models_dir() -> PathBuf {
+    std::env::var_os("ATTUNE_MODELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models"))
 }
 
 /// `net`'s encoder output of one window of normalized mel frames (at most 3000; fewer are
