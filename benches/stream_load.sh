@@ -42,7 +42,7 @@ trap cleanup EXIT
 bench_clean_env
 export ATTUNE_STORE_PATH="$work/attune.sqlite3"
 # 500 handshakes in a few seconds would pass the default 600 requests a minute.
-key=$(bench_key load service.stream)
+key=$(bench_key load service.stream,service.stream.inter-2,service.stream.inter-2-audio)
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
 echo "== machine"
