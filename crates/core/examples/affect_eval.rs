@@ -162,16 +162,7 @@ fn norms(real: &str, recordings: &[Recording], measured: &[Vec<WindowFeatures>])
     ));
     // How the arousal models read natural conversation (no emotion labels: what share of
     // voices they call aroused or low).
-    let tel = {
-        let bytes = std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../tests/fixtures/real/sample.wav"
-        ))
-        .expect("sample.wav");
-        attune_media::decode_audio_limited(&bytes, 60.0)
-            .expect("decode")
-            .samples
-    };
+    let tel = real_speech::telephone_call();
     let tel_windows = real_speech::windows(&tel);
     // How the analyzer reads natural conversation (no emotion labels: what share of windows it
     // calls engaged, disengaged, stressed), file by file as uploads read them.

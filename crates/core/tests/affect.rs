@@ -407,16 +407,7 @@ fn natural_conversations() -> Option<Vec<Vec<WindowFeatures>>> {
         .into_iter()
         .map(|(_, s)| s)
         .collect();
-    let call = format!(
-        "{}/../../tests/fixtures/real/sample.wav",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let bytes = std::fs::read(&call).expect("read");
-    pcm.push(
-        attune_media::decode_audio_limited(&bytes, 120.0)
-            .expect("decode")
-            .samples,
-    );
+    pcm.push(real_speech::telephone_call());
     Some(real_speech::measure_all(&pcm))
 }
 

@@ -25,14 +25,9 @@ struct Speech {
 }
 
 fn sample_call() -> Speech {
-    let path = format!(
-        "{}/../../tests/fixtures/real/sample.wav",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     Speech {
         name: "telephone call".into(),
-        samples: attune_media::decode_audio(&bytes).unwrap().samples,
+        samples: real_speech::telephone_call(),
     }
 }
 

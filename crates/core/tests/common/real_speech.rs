@@ -143,6 +143,14 @@ pub fn trim(samples: &[f32]) -> &[f32] {
     &samples[start..end]
 }
 
+/// The committed real telephone call, `tests/fixtures/real/sample.wav` (30 s, two speakers).
+pub fn telephone_call() -> Vec<f32> {
+    decode(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/real/sample.wav"
+    ))
+}
+
 /// The AMI meeting excerpts (`ami/*.wav`, 30 s each), by file name: `(file name, samples)`.
 pub fn ami(real: &str) -> Vec<(String, Vec<f32>)> {
     let dir = format!("{real}/ami");
