@@ -208,6 +208,7 @@ impl LiveAnalyzer {
             reader: if needs_video {
                 LiveReader::new(true)
                     .with_pixels(crate::visual::live_pixels())
+                    .with_rgb_filter(crate::visual::face_colour_filter())
                     .with_deferred_pictures()
             } else {
                 LiveReader::new(false)

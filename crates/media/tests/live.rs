@@ -774,6 +774,56 @@ fn live_webm_streams_give_the_pictures_of_the_file() {
     }
 }
 
+/// One RGB filter serves a whole session: it is asked about every sampled picture of every
+/// file, in the order they are handed out and with their times on the session clock (the
+/// second file, after the first stopped part-way, starts where the first file's audio ended),
+/// and a picture it declines comes out with luma alone.
+#[test]
+fn a_live_rgb_filter_is_asked_about_each_picture_on_the_session_clock() {
+    use std::sync::{Arc, Mutex};
+    let bytes = read("faces/video/astronaut_vp9_opus.webm");
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&asked);
+    let mut n = 0usize;
+    let mut reader = LiveReader::new(true)
+        .with_pixels(LivePixels::default())
+        .with_rgb_filter(Box::new(move |luma| {
+            log.lock().unwrap().push(luma.pts);
+            n += 1;
+            n % 3 == 0
+        }))
+        .with_deferred_pictures();
+    let mut pictures = Vec::new();
+    let mut segment = 0;
+    for file in [&bytes[..bytes.len() * 45 / 100], &bytes[..]] {
+        for chunk in file.chunks(4096) {
+            let r = reader.push(chunk, segment);
+            assert!(r.fatal.is_none(), "{:?}", r.fatal);
+            pictures.extend(r.pictures);
+            pictures.extend(reader.decode_pictures(reader.media_end() - 1.0).pictures);
+            segment += 1;
+        }
+        pictures.extend(reader.finish().pictures);
+    }
+    let shown: Vec<f64> = pictures.iter().map(|p| p.luma.pts).collect();
+    assert!(shown.len() > 250, "{} pictures", shown.len());
+    assert_eq!(*asked.lock().unwrap(), shown);
+    // The second file's pictures are on the session clock: after the first file's.
+    let restart = shown.windows(2).position(|w| w[1] < w[0] - 5.0);
+    assert_eq!(
+        restart, None,
+        "the second file's pictures went back in time"
+    );
+    for (i, p) in pictures.iter().enumerate() {
+        assert_eq!(
+            p.rgb.is_some(),
+            (i + 1) % 3 == 0,
+            "picture {i} at {} s",
+            p.luma.pts
+        );
+    }
+}
+
 #[test]
 fn a_live_decode_budget_thins_a_stream_to_its_key_frames() {
     let bytes = read("faces/video/astronaut_vp9.webm");

@@ -423,8 +423,10 @@ fn mean_abs_diff(a: &[u8], b: &[u8]) -> f64 {
 }
 
 /// The colour a [`VisualTrack`] reads, for a decoder of [`PICTURES`]
-/// (`attune_media::video::LumaDecoder::with_rgb_filter`): the RGB of only the pictures faces
-/// will be read from, of the [`faces::DECODE_FPS`] decoded. It mirrors what
+/// (`attune_media::video::LumaDecoder::with_rgb_filter`, an upload's) or a live session's reader
+/// (`attune_media::live::LiveReader::with_rgb_filter`, which asks on the session clock across
+/// the session's files): the RGB of only the pictures faces will be read from, of the
+/// [`faces::DECODE_FPS`] decoded. It mirrors what
 /// [`VisualTrack::push_picture`] does with each picture (a black picture is not pushed to the
 /// faces; the others are pushed to [`FaceTicks`]), so it must see the pictures that track is
 /// pushed, in the same order, and no others. A frozen picture at a tick gets its colour

@@ -72,6 +72,7 @@ mod report;
 mod whole;
 
 use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
 use symphonia::core::packet::Packet;
 
@@ -82,7 +83,7 @@ pub(crate) use crate::demux::{Demuxer, Event};
 use crate::error::MediaError;
 use crate::info::{Container, Pcm, VideoFrameInfo};
 use crate::requirements::MediaRequirements;
-use crate::video::{LumaDecoder, PictureOptions, VideoPicture};
+use crate::video::{LumaDecoder, PictureOptions, RgbFilter, VideoPicture};
 use audio::{AudioPipeline, Stopped};
 use detect::{detect, opens_file, Detected};
 use raw::RawState;
@@ -217,6 +218,9 @@ pub struct LiveReader {
     /// Frames are decoded to pictures when the caller asks ([`LiveReader::decode_pictures`]),
     /// not as they arrive.
     defer_pictures: bool,
+    /// Which sampled pictures' RGB is made ([`LiveReader::with_rgb_filter`]), one filter for
+    /// every file of the session.
+    rgb_filter: Option<Arc<Mutex<RgbFilter>>>,
 }
 
 /// Pictures decoded by [`LiveReader::decode_pictures`].
@@ -305,6 +309,7 @@ impl LiveReader {
             last_segment: 0,
             pixels: None,
             defer_pictures: false,
+            rgb_filter: None,
         }
     }
 
@@ -312,6 +317,18 @@ impl LiveReader {
     /// ([`ChunkReport::pictures`]), as `pixels` says.
     pub fn with_pixels(mut self, pixels: LivePixels) -> Self {
         self.pixels = Some(pixels);
+        self
+    }
+
+    /// The same reader making the RGB of a sampled picture ([`LivePixels::options`]'s
+    /// `rgb_width`) only when `filter`, asked with the picture's luma, says so; the others are
+    /// handed out with luma alone ([`VideoPicture::rgb`] `None`). One filter serves the whole
+    /// session: it is asked about every sampled picture of every file, in the order the
+    /// pictures are handed out and with their times on the session clock, so a caller can
+    /// mirror in it what it will do with them (the decoders' own rules are
+    /// [`LumaDecoder::with_rgb_filter`]'s).
+    pub fn with_rgb_filter(mut self, filter: RgbFilter) -> Self {
+        self.rgb_filter = Some(Arc::new(Mutex::new(filter)));
         self
     }
 
@@ -751,6 +768,8 @@ impl LiveReader {
                         continue;
                     };
                     let options = pixels.options;
+                    let origin = file.origin_s();
+                    let filter = self.rgb_filter.clone();
                     // A codec without a pixel decoder keeps its frame timing and sizes.
                     file.pictures = LumaDecoder::new(&codec, config.as_deref(), options.luma_width)
                         .ok()
@@ -758,6 +777,17 @@ impl LiveReader {
                             let d = d.with_pixel_budget(pixels.pixels_per_second);
                             let d = match options.rgb_width {
                                 Some(w) => d.with_rgb(w),
+                                None => d,
+                            };
+                            let d = match filter {
+                                // Asked on the session clock, as the pictures are handed out
+                                // (`shift_picture`); a poisoned filter makes every RGB.
+                                Some(shared) => d.with_rgb_filter_at(
+                                    Box::new(move |luma| {
+                                        shared.lock().map_or(true, |mut f| f(luma))
+                                    }),
+                                    origin,
+                                ),
                                 None => d,
                             };
                             match options.sample_fps {

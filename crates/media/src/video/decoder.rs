@@ -96,7 +96,7 @@ pub struct LumaDecoder {
     inner: Inner,
     want: yuv::Want,
     /// Which sampled pictures' RGB is made ([`with_rgb_filter`](Self::with_rgb_filter)).
-    rgb_filter: Option<RgbFilter>,
+    rgb_filter: Option<ClockedFilter>,
     sampler: Option<Sampler>,
     budget: Option<Budget>,
     /// Pixels of the last picture, the cost charged to the budget per frame.
@@ -213,8 +213,17 @@ impl LumaDecoder {
     /// mirrors its own sampling in the filter must keep the filter's state itself. Motion
     /// JPEG decodes to RGB before its luma exists and keeps the RGB of every sampled picture.
     #[must_use]
-    pub fn with_rgb_filter(mut self, filter: RgbFilter) -> Self {
-        self.rgb_filter = Some(filter);
+    pub fn with_rgb_filter(self, filter: RgbFilter) -> Self {
+        self.with_rgb_filter_at(filter, 0.0)
+    }
+
+    /// [`with_rgb_filter`](Self::with_rgb_filter), the filter asked with each picture's time
+    /// `offset` seconds later than the decoder's own (a caller that hands the pictures out on
+    /// another clock, as a live reader hands a file's pictures out on its session's, asks on
+    /// that clock).
+    #[must_use]
+    pub fn with_rgb_filter_at(mut self, filter: RgbFilter, offset: f64) -> Self {
+        self.rgb_filter = Some(ClockedFilter { filter, offset });
         self
     }
 
@@ -675,7 +684,7 @@ fn take_picture(
     key: i64,
     yuv: &yuv::Yuv<'_>,
     want: yuv::Want,
-    filter: &mut Option<RgbFilter>,
+    filter: &mut Option<ClockedFilter>,
     sampler: &mut Option<Sampler>,
     pending: &mut Vec<(f64, bool)>,
     keys: &mut Vec<i64>,
@@ -704,15 +713,21 @@ fn take_picture(
     }
 }
 
+/// An [`RgbFilter`] and the seconds added to a picture's time when it is asked.
+struct ClockedFilter {
+    filter: RgbFilter,
+    offset: f64,
+}
+
 /// The question [`yuv::convert_with`] asks, put to `filter` about the picture shown at `pts`
 /// (every picture's RGB is made without a filter).
-fn keep_rgb(filter: &mut Option<RgbFilter>, pts: f64) -> impl FnMut(&mut Plane) -> bool + '_ {
+fn keep_rgb(filter: &mut Option<ClockedFilter>, pts: f64) -> impl FnMut(&mut Plane) -> bool + '_ {
     move |plane| {
-        let Some(filter) = filter.as_mut() else {
+        let Some(ClockedFilter { filter, offset }) = filter.as_mut() else {
             return true;
         };
         let frame = LumaFrame {
-            pts,
+            pts: pts + *offset,
             width: plane.width,
             height: plane.height,
             data: std::mem::take(&mut plane.data),
