@@ -790,7 +790,7 @@ fn a_live_rgb_filter_is_asked_about_each_picture_on_the_session_clock() {
         .with_rgb_filter(Box::new(move |luma| {
             log.lock().unwrap().push(luma.pts);
             n += 1;
-            n % 3 == 0
+            n.is_multiple_of(3)
         }))
         .with_deferred_pictures();
     let mut pictures = Vec::new();
@@ -817,7 +817,7 @@ fn a_live_rgb_filter_is_asked_about_each_picture_on_the_session_clock() {
     for (i, p) in pictures.iter().enumerate() {
         assert_eq!(
             p.rgb.is_some(),
-            (i + 1) % 3 == 0,
+            (i + 1).is_multiple_of(3),
             "picture {i} at {} s",
             p.luma.pts
         );

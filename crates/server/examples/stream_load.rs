@@ -28,6 +28,8 @@
 //! `--slice` prints one line per slice of that many seconds: the latency percentiles of the
 //! slice, the server's RSS, open descriptors and CPU over the slice, and the errors and
 //! `coverage.dropped` events received in it.
+//! `STREAM_LOAD_TRACE` (set to anything) prints to standard error, with the seconds since its
+//! session opened, every chunk sent, every event received and each window's latency sample.
 //! `--stagger` spreads the sessions' ends: slot `i` of N first holds its session for
 //! `(i + 1) / N` of `--session-seconds`, then full lengths, so one session ends every
 //! `S / N` seconds from the first minutes on, as in a population of sessions that did not all
@@ -261,6 +263,12 @@ async fn session(args: &Args, media: Arc<Recording>, stats: Arc<Stats>, seconds:
                     if let Some(sent) = sent.filter(|s| Some(*s) != last_measured) {
                         last_measured = Some(sent);
                         let ms = sent.elapsed().as_secs_f64() * 1000.0;
+                        if trace {
+                            eprintln!(
+                                "{:8.3} window latency {ms:.1} ms",
+                                t0.elapsed().as_secs_f64()
+                            );
+                        }
                         if ms >= 1000.0 {
                             reader_stats.late.fetch_add(1, Ordering::Relaxed);
                         }
