@@ -100,7 +100,9 @@ pub mod step;
 pub mod transcript;
 pub mod upload;
 pub mod visual;
+pub mod warm;
 pub mod window;
 pub mod wire;
 
 pub use error::{ErrorCode, ServiceError};
+pub use warm::{warm_up, WarmedUp};

@@ -4,14 +4,13 @@
 //! Input is Kaldi filterbank frames ([`crate::fbank`]) of one speaker, mean-subtracted over the
 //! stretch, as CAM++ was trained. tract runs a network of a fixed input length several times
 //! faster than one of a symbolic length, so plans are built for a few lengths
-//! ([`EMBED_LENGTHS`], once per process each, on first use) and a stretch is cut to the longest
-//! of them it covers, around its middle.
+//! ([`EMBED_LENGTHS`], once per process each, on first use or by [`warm_up`]) and a stretch is
+//! cut to the longest of them it covers, around its middle.
 
 use crate::fbank::{FbankFrame, FBANK_BINS};
 use crate::net;
 use crate::VoiceError;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use tract_onnx::prelude::*;
 
 /// Dimensions of an embedding.
@@ -33,15 +32,29 @@ fn parsed() -> Result<&'static InferenceModel, VoiceError> {
 }
 
 fn plan(frames: usize) -> Result<Arc<TypedRunnableModel>, VoiceError> {
-    static PLANS: OnceLock<Mutex<HashMap<usize, Arc<TypedRunnableModel>>>> = OnceLock::new();
-    let plans = PLANS.get_or_init(Default::default);
-    if let Some(p) = plans.lock().unwrap_or_else(|e| e.into_inner()).get(&frames) {
-        return Ok(p.clone());
+    static PLANS: [OnceLock<Result<Arc<TypedRunnableModel>, String>>; EMBED_LENGTHS.len()] =
+        [const { OnceLock::new() }; EMBED_LENGTHS.len()];
+    let slot = EMBED_LENGTHS
+        .iter()
+        .position(|&l| l == frames)
+        .ok_or_else(|| net::model_err(format!("no plan for {frames} frames")))?;
+    // A caller that arrives while another builds this length waits for that plan.
+    PLANS[slot]
+        .get_or_init(|| {
+            let model = parsed().map_err(|e| e.to_string())?.clone();
+            net::plan(model, &[&[1, frames, FBANK_BINS]]).map_err(|e| e.to_string())
+        })
+        .clone()
+        .map_err(VoiceError::Model)
+}
+
+/// Builds the plans of every length an embedding capped at `cap` frames can be run at, so
+/// that no caller waits for one (each takes about half a second of one core).
+pub fn warm_up(cap: usize) -> Result<(), VoiceError> {
+    for &l in EMBED_LENGTHS.iter().filter(|&&l| l <= cap) {
+        plan(l)?;
     }
-    // Built outside the lock: two threads may both build the first plan of a length; one wins.
-    let built = net::plan(parsed()?.clone(), &[&[1, frames, FBANK_BINS]])?;
-    let mut plans = plans.lock().unwrap_or_else(|e| e.into_inner());
-    Ok(plans.entry(frames).or_insert(built).clone())
+    Ok(())
 }
 
 /// The length a stretch of `available` frames is run at: the longest of [`EMBED_LENGTHS`] not

@@ -11,8 +11,8 @@
 //!   overlap;
 //! - [`SpeakerEmbedder`]: CAM++, a 192-d embedding of one voice from its [`fbank`] frames.
 //!
-//! Each network is loaded and optimized once per process, on first use, and shared by every
-//! caller. The parity tests (`tests/parity.rs`) compare each stage with its reference
+//! Each network is loaded and optimized once per process, on first use (or ahead of it by
+//! [`warm_up`]), and shared by every caller. The parity tests (`tests/parity.rs`) compare each stage with its reference
 //! implementation on committed audio.
 //!
 //! Words come from [`whisper`]: Whisper tiny.en in candle (read from `models/` at run time,
@@ -72,6 +72,21 @@ pub use vad::{speech_probabilities, SileroVad, SpeechRule, VAD_FRAME_SAMPLES, VA
 /// Sample rate of every input, Hz.
 pub const SAMPLE_RATE: u32 = 16_000;
 
+/// Loads and optimizes every network [`diarize()`] and [`OnlineDiarizer`] run with their
+/// default settings (Silero VAD, segmentation-3.0, CAM++ at each length up to their embedding
+/// cap), so that the first stretch of audio to need one does not wait for it: about half a
+/// second of one core per network and length, some 3 s in all. A server calls it as it starts;
+/// a caller that needs a network while this runs waits for the same plan rather than building
+/// it twice.
+pub fn warm_up() -> Result<(), VoiceError> {
+    vad::plans()?;
+    segment::plan()?;
+    let cap = DiarizeParams::default()
+        .embed_cap_frames
+        .max(OnlineParams::default().embed_cap_frames);
+    embed::warm_up(cap)
+}
+
 /// Why a network could not be loaded or run.
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
@@ -79,4 +94,19 @@ pub enum VoiceError {
     /// The inference engine failed: a broken embedded model or an engine bug, never bad audio.
     #[error("voice model failed: {0}")]
     Model(String),
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn warm_up_loads_every_network_the_default_settings_run() {
+        super::warm_up().expect("the embedded networks load");
+        // Every length an embedding can be cut to with the default cap is ready: embedding
+        // stretches of each length works.
+        let frames = vec![[0.1f32; crate::fbank::FBANK_BINS]; 220];
+        for &len in crate::embed::EMBED_LENGTHS.iter().filter(|&&l| l <= 200) {
+            let e = crate::SpeakerEmbedder.embed(&frames[..len], 200).unwrap();
+            assert!(e.is_some(), "no embedding at {len} frames");
+        }
+    }
 }

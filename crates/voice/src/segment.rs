@@ -27,7 +27,7 @@ pub const CLASSES: [&[usize]; 7] = [&[], &[0], &[1], &[2], &[0, 1], &[0, 2], &[1
 
 static MODEL: &[u8] = include_bytes!("../../../models/segmentation-3.0.onnx");
 
-fn plan() -> Result<&'static Arc<TypedRunnableModel>, VoiceError> {
+pub(crate) fn plan() -> Result<&'static Arc<TypedRunnableModel>, VoiceError> {
     static PLAN: OnceLock<Result<Arc<TypedRunnableModel>, String>> = OnceLock::new();
     PLAN.get_or_init(|| {
         net::parse(MODEL)

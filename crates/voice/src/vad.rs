@@ -27,7 +27,7 @@ const BLOCKS: [usize; 2] = [GROUP, 1];
 
 static MODEL: &[u8] = include_bytes!("../../../models/silero_vad_16k_sequence.onnx");
 
-fn plans() -> Result<&'static [Arc<TypedRunnableModel>], VoiceError> {
+pub(crate) fn plans() -> Result<&'static [Arc<TypedRunnableModel>], VoiceError> {
     static PLANS: OnceLock<Result<Vec<Arc<TypedRunnableModel>>, String>> = OnceLock::new();
     PLANS
         .get_or_init(|| {

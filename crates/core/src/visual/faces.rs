@@ -63,6 +63,12 @@ fn models() -> Option<&'static Models> {
         .as_ref()
 }
 
+/// Loads and optimizes the face detector and landmark networks (once per process; the first
+/// picture read otherwise waits for them). Whether they loaded.
+pub fn warm_up() -> bool {
+    models().is_some()
+}
+
 /// One face in one picture: where it is and what its landmarks measure.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FaceObservation {
