@@ -56,6 +56,7 @@ use attune_media::live::{ChunkReport, LiveReader};
 use attune_media::video::VideoPicture;
 use attune_media::VideoFrameInfo;
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// Audio sample rate of the analysis path, Hz.
 const RATE: f64 = 16_000.0;
@@ -139,6 +140,34 @@ impl LiveOutput {
     }
 }
 
+/// Has `visual` read every picture and frame presented before `until` that has arrived (in
+/// the order the decoder gave them), decoding them from `reader` first.
+fn read_video(
+    reader: &mut LiveReader,
+    visual: &mut VisualTrack,
+    pictures: &mut VecDeque<VideoPicture>,
+    frames: &mut VecDeque<VideoFrameInfo>,
+    until: Seconds,
+) {
+    pictures.extend(reader.decode_pictures(until).pictures);
+    while pictures.front().is_some_and(|p| p.luma.pts < until) {
+        if let Some(picture) = pictures.pop_front() {
+            visual.push_picture(&picture);
+        }
+    }
+    while frames.front().is_some_and(|f| f.pts < until) {
+        if let Some(frame) = frames.pop_front() {
+            visual.push_encoded(&frame);
+        }
+    }
+}
+
+/// Whether the machine has more than one core to run a session's audio and video on at once.
+fn second_core() -> bool {
+    static MORE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *MORE.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1))
+}
+
 /// Appends `range`, joining it to the last range when they touch.
 fn push_merged(ranges: &mut Vec<TimeRange>, range: TimeRange) {
     match ranges.last_mut() {
@@ -146,6 +175,9 @@ fn push_merged(ranges: &mut Vec<TimeRange>, range: TimeRange) {
         _ => ranges.push(range),
     }
 }
+
+/// Answers whether a second core is free now ([`LiveAnalyzer::with_spare_core`]).
+pub type SpareCore = Arc<dyn Fn() -> bool + Send + Sync>;
 
 /// One stream session's media analysis.
 pub struct LiveAnalyzer {
@@ -170,6 +202,8 @@ pub struct LiveAnalyzer {
     defer_video: bool,
     /// What the analysis heard, kept for a transcript ([`LiveAnalyzer::keep_heard`]).
     heard: Option<Heard>,
+    /// Whether a second core is free now ([`LiveAnalyzer::with_spare_core`]).
+    spare_core: SpareCore,
     /// Extractor time before which the diarizer's turns were already put in `heard`.
     turns_noted_until: f64,
     /// The session's words no window has read yet ([`LiveAnalyzer::add_utterances`]), in
@@ -224,6 +258,7 @@ impl LiveAnalyzer {
             frames: VecDeque::new(),
             defer_video: false,
             heard: None,
+            spare_core: Arc::new(second_core),
             turns_noted_until: 0.0,
             utterances: Vec::new(),
         }
@@ -292,6 +327,16 @@ impl LiveAnalyzer {
         heard.turns_until = heard.turns_until.max(self.origin + self.turns_noted_until);
     }
 
+    /// The same analyzer asking `spare` whether a second core is free before it reads a
+    /// window's closing video on another thread beside its audio (by default: whether the
+    /// machine has more than one core). A server answers from its own load, so that sessions
+    /// do not take more threads than it has cores: on a loaded machine the second thread only
+    /// slows every other session down.
+    pub fn with_spare_core(mut self, spare: SpareCore) -> Self {
+        self.spare_core = spare;
+        self
+    }
+
     /// The same analyzer with [`push`](Self::push) returning as soon as the windows its frame
     /// closed are analyzed, leaving the pictures ahead of them to [`read_ahead`](Self::read_ahead).
     /// The windows are the same either way (module docs); only when the work is done changes.
@@ -331,20 +376,62 @@ impl LiveAnalyzer {
     /// Has the visual track read every picture and frame presented before `until` that has
     /// arrived (in the order the decoder gave them).
     fn read_video_until(&mut self, until: Seconds) {
-        let Some(visual) = self.visual.as_mut() else {
+        if let Some(visual) = self.visual.as_mut() {
+            read_video(
+                &mut self.reader,
+                visual,
+                &mut self.pictures,
+                &mut self.frames,
+                until,
+            );
+        }
+    }
+
+    /// Feeds `samples` (session audio up to `audio_end`) to the feature extractor while, when
+    /// they reach the end of the next window, the session has video ahead and a second core is
+    /// free ([`with_spare_core`](Self::with_spare_core)), another thread decodes and reads that video (what
+    /// [`read_ahead`](Self::read_ahead) would read next). The two touch disjoint state, and
+    /// reading ahead early changes no window (module docs), so the results are the same as
+    /// one after the other; the frame that closes a window then waits for the longer of its
+    /// audio and its video, not their sum.
+    fn push_audio_beside_video(&mut self, samples: &[f32], audio_end: Seconds) {
+        let until = self.read_ahead_until();
+        let plan = self.windower.plan();
+        let next_end = (self.windower.next_index() + 1) as f64 * plan.window_seconds();
+        // Only a frame whose audio reaches the end of the next window to close waits on its
+        // video; the others' video is left to `read_ahead` (or the end of this push).
+        if !(audio_end >= next_end && self.has_work_ahead() && (self.spare_core)()) {
+            self.extractor.push(samples);
+            return;
+        }
+        let Self {
+            reader,
+            visual,
+            pictures,
+            frames,
+            extractor,
+            ..
+        } = self;
+        let Some(visual) = visual.as_mut() else {
+            extractor.push(samples);
             return;
         };
-        self.pictures
-            .extend(self.reader.decode_pictures(until).pictures);
-        while self.pictures.front().is_some_and(|p| p.luma.pts < until) {
-            if let Some(picture) = self.pictures.pop_front() {
-                visual.push_picture(&picture);
+        let spawned = std::thread::scope(|scope| {
+            let video = std::thread::Builder::new()
+                .name("attune-live-video".into())
+                .spawn_scoped(scope, || {
+                    read_video(reader, visual, pictures, frames, until)
+                });
+            extractor.push(samples);
+            match video.map(|v| v.join()) {
+                Ok(Ok(())) => true,
+                Ok(Err(panic)) => std::panic::resume_unwind(panic),
+                Err(_) => false,
             }
-        }
-        while self.frames.front().is_some_and(|f| f.pts < until) {
-            if let Some(frame) = self.frames.pop_front() {
-                visual.push_encoded(&frame);
-            }
+        });
+        if !spawned {
+            // No thread to be had: the video after the audio.
+            self.read_video_until(until);
         }
     }
 
@@ -438,7 +525,8 @@ impl LiveAnalyzer {
                 self.origin = samples_before as f64 / RATE;
                 self.turns_noted_until = 0.0;
             }
-            self.extractor.push(&samples);
+            let audio_end = (samples_before + samples.len() as u64) as f64 / RATE;
+            self.push_audio_beside_video(&samples, audio_end);
             if let Some(heard) = self.heard.as_mut() {
                 heard.push_audio(samples_before, &samples);
             }

@@ -24,6 +24,7 @@
 
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use tokio::sync::oneshot;
 
@@ -51,6 +52,8 @@ struct Shared {
     state: Mutex<Queues>,
     ready: Condvar,
     threads: usize,
+    /// Threads running a task now.
+    busy: AtomicUsize,
 }
 
 #[derive(Default)]
@@ -78,6 +81,7 @@ impl Executor {
             state: Mutex::new(Queues::default()),
             ready: Condvar::new(),
             threads,
+            busy: AtomicUsize::new(0),
         });
         for index in 0..threads {
             let shared = Arc::clone(&shared);
@@ -94,6 +98,15 @@ impl Executor {
     /// The number of threads.
     pub fn threads(&self) -> usize {
         self.shared.threads
+    }
+
+    /// Whether a thread sits idle with no stream batch waiting: a core a task may borrow
+    /// for a moment (a stream session reads its closing frame's video beside its audio,
+    /// `attune_core::live::LiveAnalyzer::with_spare_core`) without taking it from another
+    /// session.
+    pub fn has_idle_thread(&self) -> bool {
+        self.shared.busy.load(Ordering::Acquire) < self.shared.threads
+            && self.lock().streams.is_empty()
     }
 
     /// How many upload analyses may run at once: every thread but one, at least one.
@@ -175,7 +188,9 @@ fn work(shared: &Shared) {
             }
         };
         // Tasks catch their own panics (`Executor::run`), so the thread lives on.
+        shared.busy.fetch_add(1, Ordering::AcqRel);
         task();
+        shared.busy.fetch_sub(1, Ordering::AcqRel);
         if lane != Lane::Stream {
             let mut queues = shared.state.lock().unwrap_or_else(PoisonError::into_inner);
             match lane {
@@ -237,6 +252,37 @@ mod tests {
         // Only when A ends does B start.
         release_a.send(()).unwrap();
         assert_eq!(started.recv().unwrap(), "upload-b");
+        release_b.send(()).unwrap();
+    }
+
+    /// A stream session may borrow a core only while a thread is idle: with both threads of
+    /// two busy, or a stream batch waiting, it may not.
+    #[test]
+    fn a_spare_core_is_one_no_task_runs_on() {
+        let executor = Executor::new(2);
+        assert!(executor.has_idle_thread());
+        let (started_tx, started) = mpsc::channel();
+        let release_a = blocking_upload(&executor, started_tx.clone(), "upload-a");
+        assert_eq!(started.recv().unwrap(), "upload-a");
+        assert!(executor.has_idle_thread(), "one of two threads is busy");
+        let (release_b, wait_b) = mpsc::channel::<()>();
+        let tx = started_tx.clone();
+        executor.submit(Lane::Stream, move || {
+            let _ = tx.send("stream");
+            let _ = wait_b.recv();
+        });
+        assert_eq!(started.recv().unwrap(), "stream");
+        assert!(!executor.has_idle_thread(), "both threads are busy");
+        release_a.send(()).unwrap();
+        // The upload's thread comes free (it says so once its task has returned).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !executor.has_idle_thread() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the thread never came free"
+            );
+            std::thread::yield_now();
+        }
         release_b.send(()).unwrap();
     }
 

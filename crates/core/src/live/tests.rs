@@ -236,3 +236,54 @@ fn a_long_session_holds_a_bounded_amount_of_features() {
     // 10 ms frames: everything would be 30 000; a window and its look-back is about 1 600.
     assert!(most_frames < 2_500, "{most_frames} frames held");
 }
+
+/// A session that reads its closing frames' video on a second thread beside their audio
+/// (`with_spare_core` answering yes) closes the same windows as one that reads it after, with
+/// the face cues in their rationales; the spare core is asked for each window that closes.
+#[test]
+fn reading_the_closing_video_beside_the_audio_changes_no_window() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let bytes = fixture("faces/video/astronaut_vp9_opus.webm");
+    let run = |spare: bool| {
+        let asked = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&asked);
+        let mut analyzer = LiveAnalyzer::new(Model::Inter2, Endpoint::StreamV1)
+            .defer_video()
+            .with_spare_core(Arc::new(move || {
+                counter.fetch_add(1, Ordering::Relaxed);
+                spare
+            }));
+        // About a second of media per frame, the video ahead read between frames, as the
+        // server does.
+        let mut out = LiveOutput::default();
+        for (segment, chunk) in bytes.chunks(bytes.len() / 17 + 1).enumerate() {
+            analyzer.read_ahead();
+            out.extend(analyzer.push(segment as u64, chunk, false));
+        }
+        out.extend(analyzer.finish());
+        (out, asked.load(Ordering::Relaxed))
+    };
+    let ((beside, asked), (after, _)) = (run(true), run(false));
+    assert!(
+        beside.windows.len() >= 3,
+        "{} windows",
+        beside.windows.len()
+    );
+    assert!(
+        asked >= beside.windows.len() - 1,
+        "asked {asked} times for {} windows",
+        beside.windows.len()
+    );
+    assert_eq!(beside.windows, after.windows);
+    assert_eq!(beside.degraded, after.degraded);
+    let rationales: String = beside
+        .windows
+        .iter()
+        .flat_map(|w| &w.detections)
+        .map(|d| d.rationale.as_str())
+        .collect();
+    assert!(
+        rationales.contains("face") || rationales.contains("head"),
+        "no face cue in {rationales}"
+    );
+}

@@ -116,7 +116,10 @@ impl AnalysisHandle {
         let (tx, work_rx) = mpsc::unbounded_channel();
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         let queued_bytes = Arc::new(AtomicU64::new(0));
-        let mut analyzer = LiveAnalyzer::new(model, endpoint).defer_video();
+        let spare = pool.clone();
+        let mut analyzer = LiveAnalyzer::new(model, endpoint)
+            .defer_video()
+            .with_spare_core(Arc::new(move || spare.has_idle_thread()));
         let mut words = None;
         if settings.transcribes(endpoint) {
             analyzer = analyzer.keep_heard();
