@@ -59,18 +59,20 @@ pub async fn serve(config: Config, out: &mut (dyn Write + Send)) -> Result<(), C
         .map_err(|e| CommandError::Config(e.to_string()))?;
     // The networks load beside the store's opening rather than in the first sessions' windows
     // (`attune_core::warm`); a session that needs one before it is ready waits for it.
-    std::thread::Builder::new()
-        .name("attune-warm-up".into())
-        .spawn(|| {
-            let warmed = attune_core::warm_up();
-            tracing::info!(
-                voices = warmed.voices,
-                faces = warmed.faces,
-                seconds = warmed.elapsed.as_secs_f64(),
-                "networks loaded"
-            );
-        })
-        .map_err(CommandError::Output)?;
+    if config.warm_up {
+        std::thread::Builder::new()
+            .name("attune-warm-up".into())
+            .spawn(|| {
+                let warmed = attune_core::warm_up();
+                tracing::info!(
+                    voices = warmed.voices,
+                    faces = warmed.faces,
+                    seconds = warmed.elapsed.as_secs_f64(),
+                    "networks loaded"
+                );
+            })
+            .map_err(CommandError::Output)?;
+    }
     let runner = production_runner(&config);
     let (services, shared) = match &config.store_url {
         None => {

@@ -136,6 +136,7 @@ fn the_example_file_names_every_key() {
         stream_models,
         realtime_transcribe,
         stream_transcribe,
+        warm_up,
         recommender,
         demo_api_key,
     } = layer;
@@ -205,6 +206,7 @@ fn the_example_file_names_every_key() {
         ("stream_models", stream_models.is_some()),
         ("realtime_transcribe", realtime_transcribe.is_some()),
         ("stream_transcribe", stream_transcribe.is_some()),
+        ("warm_up", warm_up.is_some()),
         ("demo_api_key", demo_api_key.is_some()),
         ("recommender.url", url.is_some()),
         ("recommender.model", model.is_some()),

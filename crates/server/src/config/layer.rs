@@ -78,6 +78,8 @@ pub struct ConfigLayer {
     pub realtime_transcribe: Option<bool>,
     /// See [`Config::stream_transcribe`](super::Config::stream_transcribe).
     pub stream_transcribe: Option<bool>,
+    /// See [`Config::warm_up`](super::Config::warm_up).
+    pub warm_up: Option<bool>,
     /// The `[recommender]` table: the optional realtime recommendation backend.
     #[serde(default)]
     pub recommender: RecommenderConfig,
@@ -181,6 +183,7 @@ impl ConfigLayer {
                 }
                 "REALTIME_TRANSCRIBE" => layer.realtime_transcribe = Some(parse(&name, value)?),
                 "STREAM_TRANSCRIBE" => layer.stream_transcribe = Some(parse(&name, value)?),
+                "WARM_UP" => layer.warm_up = Some(parse(&name, value)?),
                 "DEMO_API_KEY" => layer.demo_api_key = Some(DemoApiKey(value.to_owned())),
                 "STREAM_MODELS" => {
                     layer.stream_models = Some(
@@ -261,6 +264,7 @@ impl ConfigLayer {
             stream_models: over.stream_models.or(self.stream_models),
             realtime_transcribe: over.realtime_transcribe.or(self.realtime_transcribe),
             stream_transcribe: over.stream_transcribe.or(self.stream_transcribe),
+            warm_up: over.warm_up.or(self.warm_up),
             recommender: self.recommender.overlay(over.recommender),
             demo_api_key: over.demo_api_key.or(self.demo_api_key),
         }

@@ -103,6 +103,10 @@ pub struct Config {
     /// event is sent). Off by default: it costs about as much CPU as a realtime session's
     /// transcription (see `docs/SERVER.md`).
     pub stream_transcribe: bool,
+    /// `attune serve` loads the voice and face networks as it starts (`attune_core::warm_up`:
+    /// about 2.7 s of one core, some 100 MiB held from the start) rather than in the first
+    /// sessions' windows. On by default.
+    pub warm_up: bool,
     /// Models stream sessions may use (`ih1003` for the others), comma-separated in the
     /// environment.
     pub stream_models: Vec<String>,
@@ -276,6 +280,7 @@ impl Config {
             stream_models: stream_models(layer.stream_models)?,
             realtime_transcribe: layer.realtime_transcribe.unwrap_or(true),
             stream_transcribe: layer.stream_transcribe.unwrap_or(false),
+            warm_up: layer.warm_up.unwrap_or(true),
             recommender: layer.recommender,
             demo_api_key: demo_api_key(layer.demo_api_key)?,
         })
