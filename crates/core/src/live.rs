@@ -365,12 +365,15 @@ impl LiveAnalyzer {
         }
     }
 
+    /// Session time at which the next window to close ends.
+    fn next_window_end(&self) -> Seconds {
+        (self.windower.next_index() + 1) as f64 * self.windower.plan().window_seconds()
+    }
+
     /// How far [`read_ahead`](Self::read_ahead) reads: the next full window's pictures, or
     /// further when the video runs more than [`VIDEO_BACKLOG_S`] ahead of them.
     fn read_ahead_until(&self) -> Seconds {
-        let plan = self.windower.plan();
-        let next_end = (self.windower.next_index() + 1) as f64 * plan.window_seconds();
-        (next_end + VIDEO_LOOKAHEAD_S).max(self.reader.media_end() - VIDEO_BACKLOG_S)
+        (self.next_window_end() + VIDEO_LOOKAHEAD_S).max(self.reader.media_end() - VIDEO_BACKLOG_S)
     }
 
     /// Has the visual track read every picture and frame presented before `until` that has
@@ -396,8 +399,7 @@ impl LiveAnalyzer {
     /// audio and its video, not their sum.
     fn push_audio_beside_video(&mut self, samples: &[f32], audio_end: Seconds) {
         let until = self.read_ahead_until();
-        let plan = self.windower.plan();
-        let next_end = (self.windower.next_index() + 1) as f64 * plan.window_seconds();
+        let next_end = self.next_window_end();
         // Only a frame whose audio reaches the end of the next window to close waits on its
         // video; the others' video is left to `read_ahead` (or the end of this push).
         if !(audio_end >= next_end && self.has_work_ahead() && (self.spare_core)()) {
