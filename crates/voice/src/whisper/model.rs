@@ -40,19 +40,113 @@ pub struct Config {
     pub suppress_tokens: Vec<u32>,
 }
 
+/// A weight matrix `[out, in]` in 8 bits (Q8_0: blocks of 32 weights and one scale), multiplied
+/// by f32 rows.
+///
+/// candle multiplies 8-bit weights with AVX-512 VNNI (`vpdpbusd`, 64 byte products an
+/// instruction) only when the inner dimension is a multiple of 256 and the outer of 16; otherwise
+/// with AVX2 (`vpmaddubsw`). Whisper tiny's width is 384. With `pad`, where the processor has
+/// VNNI, the matrix is stored padded with zero columns (and rows) to the shape that path takes,
+/// and each input row with zeros to match: the zeros add nothing to any product.
+///
+/// Only the output projection is padded. That path also quantizes each input row in blocks of
+/// 256 values with one scale (Q8_K) instead of 32 (Q8_0); the logits keep their tokens through
+/// it (the parity tests), but with every decoder matrix padded the call came back as 35
+/// segments, most of them one phrase repeated (BENCHMARKS.md, "8-bit products on VNNI").
+#[derive(Debug)]
+struct Q8 {
+    matrix: QMatMul,
+    /// Zero columns added to the inner dimension (and to each input row).
+    pad_in: usize,
+    /// Zero rows added to the matrix (cut from each output row).
+    pad_out: usize,
+    /// Rows of the unpadded matrix (the output's width).
+    out: usize,
+}
+
+/// Whether candle's 8-bit products take their AVX-512 VNNI path on this processor (the test
+/// candle makes, `quantized::repack_x86::level`).
+fn vnni() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::env::var("ATTUNE_Q8_UNPADDED").as_deref() != Ok("1")
+            && is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512vnni")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+impl Q8 {
+    /// Quantizes `weight` (`[out, in]`, f32); `pad` as the type says.
+    fn new(weight: &Tensor, pad: bool) -> Result<Self> {
+        Self::padded(weight, pad && vnni())
+    }
+
+    /// Quantizes `weight`, padded to VNNI's shape if `pad`, whatever the processor.
+    fn padded(weight: &Tensor, pad: bool) -> Result<Self> {
+        let (out, inner) = weight.dims2()?;
+        let (pad_in, pad_out) = if pad {
+            ((256 - inner % 256) % 256, (16 - out % 16) % 16)
+        } else {
+            (0, 0)
+        };
+        let padded = if pad_in + pad_out > 0 {
+            weight
+                .pad_with_zeros(1, 0, pad_in)?
+                .pad_with_zeros(0, 0, pad_out)?
+        } else {
+            weight.clone()
+        };
+        Ok(Q8 {
+            matrix: QMatMul::from_arc(Arc::new(QTensor::quantize(&padded, GgmlDType::Q8_0)?))?,
+            pad_in,
+            pad_out,
+            out,
+        })
+    }
+
+    /// `x W^T` for `x` of shape `[.., in]`: `[.., out]`.
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let last = x.rank() - 1;
+        let y = if self.pad_in > 0 {
+            self.matrix
+                .forward(&x.pad_with_zeros(last, 0, self.pad_in)?)?
+        } else {
+            self.matrix.forward(x)?
+        };
+        if self.pad_out > 0 {
+            y.narrow(last, 0, self.out)
+        } else {
+            Ok(y)
+        }
+    }
+}
+
+/// Rows up to which a decoder product runs on the 8-bit weights. A step feeds one token (a row);
+/// a window's first step feeds its prompt and start tokens at once (up to 227 rows), where
+/// candle's 8-bit product costs each row as much as a step's single row, and the f32 product
+/// reads the weights once for all of them: a 64-token prompt goes through the decoder in 24 ms
+/// instead of 60 (BENCHMARKS.md, "8-bit products on VNNI").
+const Q8_MAX_ROWS: usize = 8;
+
 /// A linear layer in f32, and for the decoder also in 8 bits: a decoder step multiplies one
 /// row by each weight matrix, so it reads every weight once per token, and reading a quarter of
-/// the bytes is most of a step's cost.
+/// the bytes is most of a step's cost. Inputs of more than [`Q8_MAX_ROWS`] rows use the f32
+/// weights.
 #[derive(Debug, Clone)]
 struct Proj {
     exact: Linear,
-    quantized: Option<(Arc<QMatMul>, Option<Tensor>)>,
+    quantized: Option<(Arc<Q8>, Option<Tensor>)>,
 }
 
 impl Proj {
     fn forward(&self, x: &Tensor, exact: bool) -> Result<Tensor> {
+        let rows = x.elem_count() / x.dims().last().copied().unwrap_or(1).max(1);
         match (&self.quantized, exact) {
-            (Some((q, bias)), false) => {
+            (Some((q, bias)), false) if rows <= Q8_MAX_ROWS => {
                 let y = q.forward(x)?;
                 match bias {
                     Some(b) => y.broadcast_add(b),
@@ -73,13 +167,10 @@ fn linear(i: usize, o: usize, bias: bool, vb: VarBuilder<'_>) -> Result<Proj> {
     })
 }
 
-/// `linear`, with its 8-bit copy (Q8_0: blocks of 32 weights and one scale).
+/// `linear`, with its 8-bit copy.
 fn linear_q8(i: usize, o: usize, bias: bool, vb: VarBuilder<'_>) -> Result<Proj> {
     let mut p = linear(i, o, bias, vb)?;
-    let q = QMatMul::from_arc(Arc::new(QTensor::quantize(
-        p.exact.weight(),
-        GgmlDType::Q8_0,
-    )?))?;
+    let q = Q8::new(p.exact.weight(), false)?;
     p.quantized = Some((Arc::new(q), p.exact.bias().cloned()));
     Ok(p)
 }
@@ -234,7 +325,7 @@ pub struct WhisperNet {
     embed: Tensor,
     /// The output projection (the token embedding, tied), quantized to 8 bits: each step
     /// reads all of it, and at 4 bytes a weight that read is most of a step's cost.
-    logits: Arc<QMatMul>,
+    logits: Arc<Q8>,
     positions_text: Tensor,
     decoder: Vec<Block>,
     decoder_ln: LayerNorm,
@@ -275,7 +366,7 @@ impl WhisperNet {
             ))
         };
         let embed = dec.get((config.vocab_size, n), "embed_tokens.weight")?;
-        let logits = QMatMul::from_arc(Arc::new(QTensor::quantize(&embed, GgmlDType::Q8_0)?))?;
+        let logits = Q8::new(&embed, true)?;
         Ok(Self {
             conv1: conv(config.num_mel_bins, n, 1, enc.pp("conv1"))?,
             conv2: conv(n, n, 2, enc.pp("conv2"))?,
@@ -405,5 +496,48 @@ impl WhisperNet {
     /// The last dimension of the logits.
     pub fn vocab(&self) -> usize {
         self.config.vocab_size
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A deterministic matrix of values in -1..1.
+    fn values(rows: usize, cols: usize, seed: u32) -> Tensor {
+        let mut x = seed;
+        let data: Vec<f32> = (0..rows * cols)
+            .map(|_| {
+                x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                (x >> 8) as f32 / (1u32 << 23) as f32 - 1.0
+            })
+            .collect();
+        Tensor::from_vec(data, (rows, cols), &Device::Cpu).unwrap()
+    }
+
+    #[test]
+    fn a_padded_eight_bit_matrix_gives_the_products_of_the_unpadded_one() {
+        // Whisper tiny's output projection has this inner width, and a row count that is not a
+        // multiple of 16; a smaller vocabulary keeps the test quick.
+        let w = values(1000 + 5, 384, 1);
+        let x = values(3, 384, 2);
+        let exact: Vec<Vec<f32>> = x.matmul(&w.t().unwrap()).unwrap().to_vec2().unwrap();
+        for pad in [false, true] {
+            let q = Q8::padded(&w, pad).unwrap();
+            assert_eq!((q.pad_in, q.pad_out), if pad { (128, 3) } else { (0, 0) });
+            let got: Vec<Vec<f32>> = q.forward(&x).unwrap().to_vec2().unwrap();
+            assert_eq!(got.len(), 3);
+            for (g, e) in got.iter().zip(&exact) {
+                assert_eq!(g.len(), 1005, "the padding is cut from the output");
+                // Products of 384 terms of about 0.33 each: 8-bit rounding of weights and
+                // inputs leaves errors around 0.05; a lost or misplaced column would be ~5.
+                let worst = g
+                    .iter()
+                    .zip(e)
+                    .map(|(a, b)| (a - b).abs())
+                    .fold(0f32, f32::max);
+                assert!(worst < 0.3, "pad {pad}: differs by up to {worst}");
+            }
+        }
     }
 }
