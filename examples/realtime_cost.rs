@@ -135,8 +135,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .flat_map(|_| media.chunks(chunk.max(1)).map(<[u8]>::to_vec))
         .collect();
     println!(
-        "{path}, {copies} copies in {chunk}-byte frames; candle threads: {}",
-        std::env::var("RAYON_NUM_THREADS").unwrap_or_else(|_| "all CPUs".into())
+        "{path}, {copies} copies in {chunk}-byte frames; candle's 8-bit pool: {} thread(s)",
+        std::env::var("CANDLE_NUM_THREADS").unwrap_or_else(|_| "all CPUs".into())
     );
     // Warm-up: the networks load on first use.
     session(&frames[..frames.len().min(4)], true);
