@@ -52,7 +52,7 @@ pub struct Config {
 /// Only the output projection is padded. That path also quantizes each input row in blocks of
 /// 256 values with one scale (Q8_K) instead of 32 (Q8_0); the logits keep their tokens through
 /// it (the parity tests), but with every decoder matrix padded the call came back as 35
-/// segments, most of them one phrase repeated (BENCHMARKS.md, "8-bit products on VNNI").
+/// segments, most of them one phrase repeated (BENCHMARKS.md, "AVX-512 kernels and 8-bit products on VNNI").
 #[derive(Debug)]
 struct Q8 {
     matrix: QMatMul,
@@ -80,12 +80,8 @@ fn vnni() -> bool {
 }
 
 impl Q8 {
-    /// Quantizes `weight` (`[out, in]`, f32); `pad` as the type says.
-    fn new(weight: &Tensor, pad: bool) -> Result<Self> {
-        Self::padded(weight, pad && vnni())
-    }
-
-    /// Quantizes `weight`, padded to VNNI's shape if `pad`, whatever the processor.
+    /// Quantizes `weight` (`[out, in]`, f32), padded to VNNI's shape if `pad` (callers pass
+    /// [`vnni()`]; the test pads whatever the processor).
     fn padded(weight: &Tensor, pad: bool) -> Result<Self> {
         let (out, inner) = weight.dims2()?;
         let (pad_in, pad_out) = if pad {
@@ -128,8 +124,8 @@ impl Q8 {
 /// Rows up to which a decoder product runs on the 8-bit weights. A step feeds one token (a row);
 /// a window's first step feeds its prompt and start tokens at once (up to 227 rows), where
 /// candle's 8-bit product costs each row as much as a step's single row, and the f32 product
-/// reads the weights once for all of them: a 64-token prompt goes through the decoder in 24 ms
-/// instead of 60 (BENCHMARKS.md, "8-bit products on VNNI").
+/// reads the weights once for all of them: a first step of 67 rows took 53 ms instead of 89
+/// (BENCHMARKS.md, "AVX-512 kernels and 8-bit products on VNNI").
 const Q8_MAX_ROWS: usize = 8;
 
 /// A linear layer in f32, and for the decoder also in 8 bits: a decoder step multiplies one
@@ -170,7 +166,7 @@ fn linear(i: usize, o: usize, bias: bool, vb: VarBuilder<'_>) -> Result<Proj> {
 /// `linear`, with its 8-bit copy.
 fn linear_q8(i: usize, o: usize, bias: bool, vb: VarBuilder<'_>) -> Result<Proj> {
     let mut p = linear(i, o, bias, vb)?;
-    let q = Q8::new(p.exact.weight(), false)?;
+    let q = Q8::padded(p.exact.weight(), false)?;
     p.quantized = Some((Arc::new(q), p.exact.bias().cloned()));
     Ok(p)
 }
@@ -366,7 +362,7 @@ impl WhisperNet {
             ))
         };
         let embed = dec.get((config.vocab_size, n), "embed_tokens.weight")?;
-        let logits = Q8::new(&embed, true)?;
+        let logits = Q8::padded(&embed, vnni())?;
         Ok(Self {
             conv1: conv(config.num_mel_bins, n, 1, enc.pp("conv1"))?,
             conv2: conv(n, n, 2, enc.pp("conv2"))?,
