@@ -9,7 +9,7 @@
 //! The media is fed as fast as it is analyzed (CPU seconds do not depend on the pace). One
 //! warm-up session first loads the networks. CPU is the process's user + system time (all
 //! threads, the process CPU clock), so run it on an otherwise idle core for stable figures.
-//! It sets `CANDLE_NUM_THREADS=1` when unset, as `attune` does. With `REALTIME_COST_WORDS=FILE`
+//! It sets `CANDLE_NUM_THREADS=1` and `RAYON_NUM_THREADS=1` when unset, as `attune` does. With `REALTIME_COST_WORDS=FILE`
 //! it writes the text of every `transcript.generated` of its last session, one per line.
 
 use attune::core::access::{negotiate, ALL_SCOPES};
@@ -135,8 +135,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .flat_map(|_| media.chunks(chunk.max(1)).map(<[u8]>::to_vec))
         .collect();
     println!(
-        "{path}, {copies} copies in {chunk}-byte frames; candle's 8-bit pool: {} thread(s)",
-        std::env::var("CANDLE_NUM_THREADS").unwrap_or_else(|_| "all CPUs".into())
+        "{path}, {copies} copies in {chunk}-byte frames; candle's 8-bit pool: {} thread(s); \
+         RAYON_NUM_THREADS={}",
+        std::env::var("CANDLE_NUM_THREADS").unwrap_or_else(|_| "all CPUs".into()),
+        std::env::var("RAYON_NUM_THREADS").unwrap_or_else(|_| "unset".into())
     );
     // Warm-up: the networks load on first use.
     session(&frames[..frames.len().min(4)], true);

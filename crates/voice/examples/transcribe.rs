@@ -13,7 +13,8 @@
 //! `--max` set the audio held before a pause may close it and before it is decoded anyway, and
 //! `--prompt` how many tokens of the previous text prompt the next window (`StreamParams`).
 //! `--reference` prints the word error rate against the words of a text file (Whisper's English
-//! normalization).
+//! normalization). It sets `CANDLE_NUM_THREADS=1` and `RAYON_NUM_THREADS=1` unless they are set,
+//! as `attune` does (`attune_voice::threads::one_candle_thread_unless_set`).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -22,6 +23,7 @@ use attune_voice::whisper::{DecodeOptions, ModelFiles, StreamParams, StreamTrans
 use std::time::Instant;
 
 fn main() {
+    attune_voice::threads::one_candle_thread_unless_set();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let value = |flag: &str| {
         args.iter()

@@ -7,8 +7,8 @@
 //! spent 56 s of CPU with them and 30 s without (`BENCHMARKS.md`, "Words"), and concurrent
 //! transcriptions queue behind the 8-bit pool's one lock. So every product of a transcription
 //! runs inside [`on_one_thread`], and a process that transcribes should set
-//! `CANDLE_NUM_THREADS=1` before its first transcription ([`one_candle_thread_unless_set`],
-//! which the `attune` binary calls); several recordings are then transcribed at once by running them on several threads.
+//! `CANDLE_NUM_THREADS=1` and `RAYON_NUM_THREADS=1` before its first transcription
+//! ([`one_candle_thread_unless_set`], which the `attune` binary calls); several recordings are then transcribed at once by running them on several threads.
 
 use std::cell::OnceCell;
 
@@ -17,12 +17,22 @@ thread_local! {
     static ONE: OnceCell<Option<rayon::ThreadPool>> = const { OnceCell::new() };
 }
 
-/// Sets `CANDLE_NUM_THREADS=1` unless the environment already sets it, so candle's 8-bit pool
-/// has no threads of its own. Call it first thing in `main`, before any thread exists: changing
-/// the environment races with threads reading it.
+/// Sets `CANDLE_NUM_THREADS=1` and `RAYON_NUM_THREADS=1`, each unless the environment already
+/// sets it. Call it first thing in `main`, before any thread exists: changing the environment
+/// races with threads reading it.
+///
+/// - `CANDLE_NUM_THREADS=1`: candle's 8-bit pool has no threads of its own.
+/// - `RAYON_NUM_THREADS=1`: candle asks for the thread count before every float product, and
+///   without this variable the answer comes from parsing `/proc/cpuinfo` (`num_cpus`), about
+///   3 % of a transcription's CPU (BENCHMARKS.md, "Words", 2026-12-06); with it the products
+///   also skip gemm's splitting into parallel tasks, which a one-thread pool runs one after
+///   another anyway. It also sizes rayon's global pool to one thread; nothing in Attune runs on
+///   that pool (transcriptions run on [`on_one_thread`]'s pools).
 pub fn one_candle_thread_unless_set() {
-    if std::env::var_os("CANDLE_NUM_THREADS").is_none() {
-        std::env::set_var("CANDLE_NUM_THREADS", "1");
+    for name in ["CANDLE_NUM_THREADS", "RAYON_NUM_THREADS"] {
+        if std::env::var_os(name).is_none() {
+            std::env::set_var(name, "1");
+        }
     }
 }
 
