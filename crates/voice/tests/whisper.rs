@@ -211,7 +211,7 @@ fn filtered_log_probabilities_match_step_by_step() {
                 logits[id]
             );
         }
-        decoder.filter(&mut logits, &sampled, &options);
+        let given = decoder.filter(&mut logits, &sampled, &options);
         let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         let lse = max
             + logits
@@ -228,6 +228,16 @@ fn filtered_log_probabilities_match_step_by_step() {
                 "step {}: filtered log-probability of {id}: {got} vs {want}",
                 step["step"]
             );
+            // The log-probabilities the filter hands back (the decoder sums them) are those
+            // of what it left.
+            if let Some(given) = &given {
+                assert!(
+                    (given[id] - got).abs() < 1e-4,
+                    "step {}: the filter's log-probability of {id}: {} vs {got}",
+                    step["step"],
+                    given[id]
+                );
+            }
         }
         let chosen = step["chosen"].as_u64().unwrap() as u32;
         sampled.push(chosen);

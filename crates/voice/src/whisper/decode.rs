@@ -147,8 +147,15 @@ impl<'a> WindowDecoder<'a> {
     }
 
     /// openai-whisper's logit filters, in its order, on the logits of the next token after
-    /// `sampled` (the tokens sampled so far in this window).
-    pub fn filter(&self, logits: &mut [f32], sampled: &[u32], options: &DecodeOptions) {
+    /// `sampled` (the tokens sampled so far in this window). Gives the log-probabilities of
+    /// the filtered logits when the last rule (text masked where timestamps are likelier)
+    /// left them as they were, as it computes them on the way; `None` when it masked.
+    pub fn filter(
+        &self,
+        logits: &mut [f32],
+        sampled: &[u32],
+        options: &DecodeOptions,
+    ) -> Option<Vec<f32>> {
         let s = self.tok.specials;
         let neg = f32::NEG_INFINITY;
         let tb = s.timestamp_begin as usize;
@@ -213,6 +220,9 @@ impl<'a> WindowDecoder<'a> {
             .fold(f32::NEG_INFINITY, f32::max);
         if ts_lse > text_max {
             logits[..tb].iter_mut().for_each(|l| *l = neg);
+            None
+        } else {
+            Some(logprobs)
         }
     }
 
@@ -229,10 +239,25 @@ impl<'a> WindowDecoder<'a> {
         options: &DecodeOptions,
         rng: &mut Rng,
     ) -> Result<WindowDecoding> {
+        let start = self.net.start(audio)?;
+        self.decode_from(&start, prompt, temperature, options, rng)
+    }
+
+    /// [`WindowDecoder::decode`] from a fresh decoder state of the window
+    /// ([`WhisperNet::start`]: its cross-attention keys and values, which every temperature
+    /// of a window shares).
+    fn decode_from(
+        &self,
+        start: &DecoderState,
+        prompt: &[u32],
+        temperature: f32,
+        options: &DecodeOptions,
+        rng: &mut Rng,
+    ) -> Result<WindowDecoding> {
         let s = self.tok.specials;
         let initial = self.initial_tokens(prompt);
         let sot_index = initial.iter().position(|&t| t == s.sot).unwrap_or(0);
-        let mut state: DecoderState = self.net.start(audio)?;
+        let mut state: DecoderState = start.clone();
         let keep = initial.len() - sot_index;
         let first = self
             .net
@@ -252,13 +277,14 @@ impl<'a> WindowDecoder<'a> {
         let mut sum_logprob = 0f64;
         let mut ended = false;
         for _ in 0..sample_len.min(room) {
-            self.filter(&mut logits, &sampled, options);
+            let logprobs = self.filter(&mut logits, &sampled, options);
             let next = if temperature <= 0.0 {
                 argmax(&logits)
             } else {
                 sample(&logits, temperature, rng)
             };
-            sum_logprob += log_softmax(&logits)[next as usize] as f64;
+            let logprobs = logprobs.unwrap_or_else(|| log_softmax(&logits));
+            sum_logprob += logprobs[next as usize] as f64;
             if next == s.eot {
                 ended = true;
                 break;
@@ -291,9 +317,10 @@ impl<'a> WindowDecoder<'a> {
         options: &DecodeOptions,
         rng: &mut Rng,
     ) -> Result<WindowDecoding> {
+        let start = self.net.start(audio)?;
         let mut result = None;
         for &t in &options.temperatures {
-            let r = self.decode(audio, prompt, t, options, rng)?;
+            let r = self.decode_from(&start, prompt, t, options, rng)?;
             let mut fallback = false;
             if let Some(c) = options.compression_ratio_threshold {
                 fallback |= r.compression_ratio > c;
@@ -313,7 +340,7 @@ impl<'a> WindowDecoder<'a> {
         }
         match result {
             Some(r) => Ok(r),
-            None => self.decode(audio, prompt, 0.0, options, rng),
+            None => self.decode_from(&start, prompt, 0.0, options, rng),
         }
     }
 }
