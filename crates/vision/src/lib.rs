@@ -68,6 +68,7 @@ pub mod geometry;
 mod image;
 mod mesh;
 mod net;
+mod prelu;
 
 pub use detect::{BBox, Face, FaceDetector, Keypoint};
 pub use image::{Image, ImageError};

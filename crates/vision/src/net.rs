@@ -16,7 +16,7 @@ fn model_err(e: impl std::fmt::Display) -> VisionError {
 
 impl Net {
     pub(crate) fn load(bytes: &[u8], size: usize) -> Result<Net, VisionError> {
-        let plan = tract_onnx::onnx()
+        let plan = crate::prelu::onnx()
             .model_for_read(&mut std::io::Cursor::new(bytes))
             .and_then(|m| m.with_input_fact(0, f32::fact([1, 3, size, size]).into()))
             .and_then(|m| m.into_optimized())
