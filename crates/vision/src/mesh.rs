@@ -5,8 +5,8 @@ use crate::image::{warp_roi, Image};
 use crate::net::Net;
 use crate::VisionError;
 
-static MODEL: &[u8] = include_bytes!("../../../models/face_landmark.onnx");
-const INPUT: usize = 192;
+pub(crate) static MODEL: &[u8] = include_bytes!("../../../models/face_landmark.onnx");
+pub(crate) const INPUT: usize = 192;
 /// Points in MediaPipe's canonical face mesh.
 pub const NUM_LANDMARKS: usize = 468;
 /// The detection box is enlarged this much (per side length) to take in the whole head.
