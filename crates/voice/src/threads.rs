@@ -8,7 +8,8 @@
 //! transcriptions queue behind the 8-bit pool's one lock. So every product of a transcription
 //! runs inside [`on_one_thread`], and a process that transcribes should set
 //! `CANDLE_NUM_THREADS=1` and `RAYON_NUM_THREADS=1` before its first transcription
-//! ([`one_candle_thread_unless_set`], which the `attune` binary calls); several recordings are then transcribed at once by running them on several threads.
+//! ([`one_candle_thread_unless_set`], which the `attune` binary calls); several recordings are
+//! then transcribed at once by running them on several threads.
 
 use std::cell::OnceCell;
 
