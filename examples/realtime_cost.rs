@@ -9,8 +9,9 @@
 //! The media is fed as fast as it is analyzed (CPU seconds do not depend on the pace). One
 //! warm-up session first loads the networks. CPU is the process's user + system time (all
 //! threads, the process CPU clock), so run it on an otherwise idle core for stable figures.
-//! It sets `CANDLE_NUM_THREADS=1` and `RAYON_NUM_THREADS=1` when unset, as `attune` does. With `REALTIME_COST_WORDS=FILE`
-//! it writes the text of every `transcript.generated` of its last session, one per line.
+//! It sets `CANDLE_NUM_THREADS=1` and `RAYON_NUM_THREADS=1` when unset, as `attune` does. With
+//! `REALTIME_COST_WORDS=FILE` it writes the text of every `transcript.generated` of its last
+//! session, one per line.
 
 use attune::core::access::{negotiate, ALL_SCOPES};
 use attune::core::live::{LiveAnalyzer, LiveTranscript};

@@ -52,7 +52,8 @@ pub struct Config {
 /// Only the output projection is padded. That path also quantizes each input row in blocks of
 /// 256 values with one scale (Q8_K) instead of 32 (Q8_0); the logits keep their tokens through
 /// it (the parity tests), but with every decoder matrix padded the call came back as 35
-/// segments, most of them one phrase repeated (BENCHMARKS.md, "AVX-512 kernels and 8-bit products on VNNI").
+/// segments, most of them one phrase repeated (BENCHMARKS.md, "AVX-512 kernels and 8-bit
+/// products on VNNI").
 #[derive(Debug)]
 struct Q8 {
     matrix: QMatMul,
