@@ -20,6 +20,9 @@ struct Tables {
     window: Vec<f32>,
     /// `[MEL_BINS][FREQS]`, row-major.
     filters: Vec<f32>,
+    /// Per filter, the bins from its first non-zero weight to past its last: a triangle
+    /// covers 1-14 of the 201 bins (391 in all), and the products outside it are exact zeros.
+    bands: Vec<std::ops::Range<usize>>,
     fft: Arc<dyn RealToComplex<f32>>,
 }
 
@@ -78,13 +81,27 @@ pub fn filters() -> &'static [f32] {
 
 fn tables() -> &'static Tables {
     static TABLES: OnceLock<Tables> = OnceLock::new();
-    TABLES.get_or_init(|| Tables {
-        // torch.hann_window(400): periodic.
-        window: (0..N_FFT)
-            .map(|i| (0.5 - 0.5 * (std::f64::consts::TAU * i as f64 / N_FFT as f64).cos()) as f32)
-            .collect(),
-        filters: mel_filters(),
-        fft: RealFftPlanner::<f32>::new().plan_fft_forward(N_FFT),
+    TABLES.get_or_init(|| {
+        let filters = mel_filters();
+        let bands = filters
+            .chunks_exact(FREQS)
+            .map(|w| {
+                let first = w.iter().position(|&x| x != 0.0).unwrap_or(0);
+                let last = w.iter().rposition(|&x| x != 0.0).map_or(0, |i| i + 1);
+                first..last.max(first)
+            })
+            .collect();
+        Tables {
+            // torch.hann_window(400): periodic.
+            window: (0..N_FFT)
+                .map(|i| {
+                    (0.5 - 0.5 * (std::f64::consts::TAU * i as f64 / N_FFT as f64).cos()) as f32
+                })
+                .collect(),
+            filters,
+            bands,
+            fft: RealFftPlanner::<f32>::new().plan_fft_forward(N_FFT),
+        }
     })
 }
 
@@ -120,6 +137,8 @@ pub fn log_mel_raw(samples: &[f32]) -> Vec<[f32; MEL_BINS]> {
     let mut spectrum = t.fft.make_output_vec();
     let mut scratch = t.fft.make_scratch_vec();
     let mut power = vec![0f32; FREQS];
+    // What a frame of zeros gives: a zero power in every bin, floored.
+    let silent = 0f32.max(1e-10).log10();
     for f in 0..frames {
         let start = (f * HOP) as isize - (N_FFT / 2) as isize;
         for (j, x) in input.iter_mut().enumerate() {
@@ -131,6 +150,12 @@ pub fn log_mel_raw(samples: &[f32]) -> Vec<[f32; MEL_BINS]> {
             };
             *x = s * t.window[j];
         }
+        if input.iter().all(|&x| x == 0.0) {
+            // Silence (the 30 s of padding of every file): a zero spectrum, every mel value
+            // at the floor, as the FFT would give.
+            out.push([silent; MEL_BINS]);
+            continue;
+        }
         t.fft
             .process_with_scratch(&mut input, &mut spectrum, &mut scratch)
             .expect("buffers sized by the plan");
@@ -138,9 +163,15 @@ pub fn log_mel_raw(samples: &[f32]) -> Vec<[f32; MEL_BINS]> {
             *p = c.re * c.re + c.im * c.im;
         }
         let mut row = [0f32; MEL_BINS];
-        for (m, r) in row.iter_mut().enumerate() {
+        for ((m, r), band) in row.iter_mut().enumerate().zip(&t.bands) {
+            // The weights outside the band are zeros, and a power is finite and not negative,
+            // so their products are +0 and leave the sum's bits as they are.
             let w = &t.filters[m * FREQS..(m + 1) * FREQS];
-            let e: f32 = w.iter().zip(&power).map(|(a, b)| a * b).sum();
+            let e: f32 = w[band.clone()]
+                .iter()
+                .zip(&power[band.clone()])
+                .map(|(a, b)| a * b)
+                .sum();
             *r = e.max(1e-10).log10();
         }
         out.push(row);
@@ -178,4 +209,77 @@ pub fn log_mel_padded(samples: &[f32], padding: usize) -> Vec<[f32; MEL_BINS]> {
     padded.resize(samples.len() + padding, 0.0);
     let raw = log_mel_raw(&padded);
     normalize(&raw, max_of(&raw))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The spectrogram as it was computed before the bands and the silent-frame shortcut: every
+    /// frame through the FFT, every filter over all 201 bins.
+    fn dense(samples: &[f32]) -> Vec<[f32; MEL_BINS]> {
+        let t = tables();
+        let n = samples.len() as isize;
+        let at = |i: isize| -> f32 {
+            let i = if i < 0 {
+                -i
+            } else if i >= n {
+                2 * (n - 1) - i
+            } else {
+                i
+            };
+            samples[i as usize]
+        };
+        let mut input = t.fft.make_input_vec();
+        let mut spectrum = t.fft.make_output_vec();
+        (0..samples.len() / HOP)
+            .map(|f| {
+                let start = (f * HOP) as isize - (N_FFT / 2) as isize;
+                for (j, x) in input.iter_mut().enumerate() {
+                    *x = at(start + j as isize) * t.window[j];
+                }
+                t.fft.process(&mut input, &mut spectrum).expect("sized");
+                let power: Vec<f32> = spectrum.iter().map(|c| c.re * c.re + c.im * c.im).collect();
+                let mut row = [0f32; MEL_BINS];
+                for (m, r) in row.iter_mut().enumerate() {
+                    let w = &t.filters[m * FREQS..(m + 1) * FREQS];
+                    let e: f32 = w.iter().zip(&power).map(|(a, b)| a * b).sum();
+                    *r = e.max(1e-10).log10();
+                }
+                row
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_banded_spectrogram_has_the_bits_of_the_dense_one() {
+        // A chirp with noise, a stretch of digital silence (frames that skip the FFT), a
+        // lone click inside it, then the chirp again; and the 30 s of padding's start.
+        let mut x: u32 = 12345;
+        let mut samples: Vec<f32> = (0..16_000)
+            .map(|i| {
+                x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                let noise = (x >> 8) as f32 / (1u32 << 24) as f32 - 0.5;
+                let t = i as f32 / 16_000.0;
+                0.5 * (std::f32::consts::TAU * (200.0 + 3000.0 * t) * t).sin() + 0.01 * noise
+            })
+            .collect();
+        samples.extend(std::iter::repeat_n(0.0, 8_000));
+        samples[20_000] = 0.25;
+        samples.extend_from_within(..8_000);
+        samples.extend(std::iter::repeat_n(0.0, 4_000));
+        let ours = log_mel_raw(&samples);
+        let reference = dense(&samples);
+        assert_eq!(ours.len(), reference.len());
+        let silent = ours
+            .iter()
+            .filter(|r| r[0] == -10.0 && r[79] == -10.0)
+            .count();
+        assert!(silent > 40, "the silent frames were found: {silent}");
+        for (f, (a, b)) in ours.iter().zip(&reference).enumerate() {
+            for m in 0..MEL_BINS {
+                assert_eq!(a[m].to_bits(), b[m].to_bits(), "frame {f}, bin {m}");
+            }
+        }
+    }
 }
