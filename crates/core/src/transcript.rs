@@ -252,6 +252,27 @@ pub fn shared() -> Option<&'static dyn Transcriber> {
         .map(|s| s as &dyn Transcriber)
 }
 
+/// Why [`shared`] gives no transcriber when transcription was not switched off
+/// (`ATTUNE_TRANSCRIBE=0`): the model's files are missing (with the folder searched and how to
+/// name another) or cannot be read. `None` when there is a transcriber, or when it is off by
+/// choice. Loads the model on first use, as [`shared`] does.
+pub fn why_no_words() -> Option<&'static str> {
+    if std::env::var("ATTUNE_TRANSCRIBE").is_ok_and(|v| v == "0") {
+        return None;
+    }
+    Whisper::shared_or_why().err()
+}
+
+/// Whether the model's files are missing, without reading them (a server says so as it
+/// starts, before any session needs the 430 MB model): the reason [`why_no_words`] would
+/// give, or `None` when the files are there or transcription is off (`ATTUNE_TRANSCRIBE=0`).
+pub fn model_missing() -> Option<String> {
+    if std::env::var("ATTUNE_TRANSCRIBE").is_ok_and(|v| v == "0") {
+        return None;
+    }
+    attune_voice::whisper::ModelFiles::default_files().missing()
+}
+
 /// The utterances whose middle falls in `[start, end)`: a window's words (each utterance
 /// counts in one window of a tiling).
 pub fn within(utterances: &[Utterance], start: f64, end: f64) -> Vec<Utterance> {

@@ -337,6 +337,13 @@ pub fn analyze(
             if let Some(language) = analysis.language.as_ref().filter(|l| !l.transcribed()) {
                 writeln!(err, "{}: {}", file.display(), language.describe())?;
             }
+            // No recognizer although transcription is on: say why, rather than leave the
+            // words out without a word.
+            if analysis.language.is_none() {
+                if let Some(why) = attune_core::transcript::why_no_words() {
+                    writeln!(err, "{}: no words read: {why}", file.display())?;
+                }
+            }
             let result = analysis.job_result(sections);
             if let Some(path) = html {
                 let page = report_page(file, &analysis, &result);

@@ -57,6 +57,10 @@ pub async fn serve(config: Config, out: &mut (dyn Write + Send)) -> Result<(), C
     config
         .recommendation_service()
         .map_err(|e| CommandError::Config(e.to_string()))?;
+    // Uploads and realtime sessions would carry no words: say so now, not never.
+    if let Some(why) = attune_core::transcript::model_missing() {
+        tracing::warn!("no speech recognition: {why}");
+    }
     // The networks load beside the store's opening rather than in the first sessions' windows
     // (`attune_core::warm`); a session that needs one before it is ready waits for it.
     if config.warm_up {

@@ -474,3 +474,46 @@ fn a_store_that_cannot_be_created_fails_at_start_with_one_clear_message() {
     assert!(message.contains("the store is unavailable"), "{message}");
     assert_eq!(message.matches(&path).count(), 1, "{message}");
 }
+
+/// A binary run away from its models (or pointed at the wrong folder) still analyzes, but says
+/// on standard error that it read no words and how to point it at the model; switched off on
+/// purpose (`ATTUNE_TRANSCRIBE=0`) it says nothing.
+#[test]
+fn a_missing_speech_model_is_named_on_stderr_and_the_analysis_goes_on() {
+    let empty = std::env::temp_dir().join(format!("attune-no-models-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let file = fixture("real/sample.wav");
+    let args = [
+        "analyze",
+        file.to_str().unwrap(),
+        "--model",
+        "inter-2-audio",
+        "--json",
+    ];
+    let output = attune(&args).env("ATTUNE_MODELS", &empty).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("no words read"), "{err}");
+    assert!(err.contains("ATTUNE_MODELS"), "{err}");
+    assert!(
+        err.contains(
+            &empty
+                .join("whisper-tiny-en.safetensors")
+                .display()
+                .to_string()
+        ),
+        "{err}"
+    );
+    assert!(json_of(&output)["windows"]
+        .as_array()
+        .is_some_and(|w| !w.is_empty()));
+
+    let off = attune(&args)
+        .env("ATTUNE_MODELS", &empty)
+        .env("ATTUNE_TRANSCRIBE", "0")
+        .output()
+        .unwrap();
+    assert_eq!(off.status.code(), Some(0));
+    assert!(!stderr(&off).contains("no words read"), "{}", stderr(&off));
+    std::fs::remove_dir_all(&empty).unwrap();
+}

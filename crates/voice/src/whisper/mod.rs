@@ -87,7 +87,24 @@ impl ModelFiles {
 
     /// Whether all three files exist.
     pub fn present(&self) -> bool {
-        self.weights.is_file() && self.config.is_file() && self.tokenizer.is_file()
+        self.missing().is_none()
+    }
+
+    /// Why these files cannot give a model, without reading them: the files that are not
+    /// there, and how to point a program at them (`None` when all three exist).
+    pub fn missing(&self) -> Option<String> {
+        let absent: Vec<String> = [&self.weights, &self.config, &self.tokenizer]
+            .into_iter()
+            .filter(|p| !p.is_file())
+            .map(|p| p.display().to_string())
+            .collect();
+        (!absent.is_empty()).then(|| {
+            format!(
+                "the speech recognition model is missing ({}); set ATTUNE_MODELS to the folder \
+                 holding whisper-tiny-en.safetensors, .json and .tokenizer.json",
+                absent.join(", ")
+            )
+        })
     }
 }
 
@@ -167,19 +184,34 @@ impl Whisper {
     }
 
     /// The model the crate was built beside ([`ModelFiles::default_files`]), loaded once per
-    /// process; `None` when its files are not there.
+    /// process; `None` when its files are not there or cannot be read
+    /// ([`Whisper::shared_or_why`] says which).
     pub fn shared() -> Option<&'static Whisper> {
-        static SHARED: std::sync::OnceLock<Option<Whisper>> = std::sync::OnceLock::new();
+        Self::shared_or_why().ok()
+    }
+
+    /// [`Whisper::shared`], or why there is none: the files missing (and how to name their
+    /// folder), or the error that reading them gave.
+    pub fn shared_or_why() -> Result<&'static Whisper, &'static str> {
+        static SHARED: std::sync::OnceLock<Result<Whisper, String>> = std::sync::OnceLock::new();
         SHARED
             .get_or_init(|| {
                 let files = ModelFiles::default_files();
-                if files.present() {
-                    Whisper::load(&files).ok()
-                } else {
-                    None
+                match files.missing() {
+                    Some(why) => Err(why),
+                    None => Whisper::load(&files).map_err(|e| {
+                        format!(
+                            "the speech recognition model in {} cannot be read: {e}",
+                            files
+                                .weights
+                                .parent()
+                                .map_or_else(String::new, |d| d.display().to_string())
+                        )
+                    }),
                 }
             })
             .as_ref()
+            .map_err(String::as_str)
     }
 
     /// The network.
@@ -330,5 +362,31 @@ impl Whisper {
             advance = size;
         }
         (segments, advance.max(1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_model_files_are_named_with_the_way_to_point_at_them() {
+        let dir = std::env::temp_dir().join(format!("attune-no-model-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let files = ModelFiles::in_dir(&dir, "whisper-tiny-en");
+        let why = files.missing().expect("nothing is there");
+        for f in [&files.weights, &files.config, &files.tokenizer] {
+            assert!(why.contains(&f.display().to_string()), "{why}");
+        }
+        assert!(why.contains("ATTUNE_MODELS"), "{why}");
+        // One file there: only the other two are named.
+        std::fs::write(&files.config, "{}").unwrap();
+        let why = files.missing().expect("two are missing");
+        assert!(!why.contains(&files.config.display().to_string()), "{why}");
+        assert!(why.contains(&files.weights.display().to_string()), "{why}");
+        assert!(!files.present());
+        std::fs::remove_dir_all(&dir).unwrap();
+        // The committed model is complete.
+        assert_eq!(ModelFiles::default_files().missing(), None);
     }
 }
