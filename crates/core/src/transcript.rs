@@ -254,13 +254,11 @@ pub fn shared() -> Option<&'static dyn Transcriber> {
 
 /// Why [`shared`] gives no transcriber when transcription was not switched off
 /// (`ATTUNE_TRANSCRIBE=0`): the model's files are missing (with the folder searched and how to
-/// name another) or cannot be read. `None` when there is a transcriber, or when it is off by
-/// choice. Loads the model on first use, as [`shared`] does.
-pub fn why_no_words() -> Option<&'static str> {
-    if std::env::var("ATTUNE_TRANSCRIBE").is_ok_and(|v| v == "0") {
-        return None;
-    }
-    Whisper::shared_or_why().err()
+/// name another), or reading them failed when [`shared`] tried. `None` when the files are there
+/// and did not fail (or were never read: this never loads the model), or when transcription is
+/// off by choice.
+pub fn why_no_words() -> Option<String> {
+    model_missing().or_else(|| Whisper::shared_failure().map(str::to_owned))
 }
 
 /// Whether the model's files are missing, without reading them (a server says so as it

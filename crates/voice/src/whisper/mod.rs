@@ -32,6 +32,9 @@ use model::{Config, WhisperNet};
 use std::path::{Path, PathBuf};
 use tokenizer::Tokenizer;
 
+/// The process's model ([`Whisper::shared`]), or why it could not be had.
+static SHARED_WHISPER: std::sync::OnceLock<Result<Whisper, String>> = std::sync::OnceLock::new();
+
 /// Samples in a 30 s window.
 pub const WINDOW_SAMPLES: usize = 30 * crate::SAMPLE_RATE as usize;
 /// Mel frames in a 30 s window.
@@ -193,8 +196,7 @@ impl Whisper {
     /// [`Whisper::shared`], or why there is none: the files missing (and how to name their
     /// folder), or the error that reading them gave.
     pub fn shared_or_why() -> Result<&'static Whisper, &'static str> {
-        static SHARED: std::sync::OnceLock<Result<Whisper, String>> = std::sync::OnceLock::new();
-        SHARED
+        SHARED_WHISPER
             .get_or_init(|| {
                 let files = ModelFiles::default_files();
                 match files.missing() {
@@ -212,6 +214,12 @@ impl Whisper {
             })
             .as_ref()
             .map_err(String::as_str)
+    }
+
+    /// Why the shared model could not be had, if it was tried ([`Whisper::shared`]); `None`
+    /// when it loaded or was never asked for. Never loads it.
+    pub fn shared_failure() -> Option<&'static str> {
+        SHARED_WHISPER.get()?.as_ref().err().map(String::as_str)
     }
 
     /// The network.
