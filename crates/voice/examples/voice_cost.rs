@@ -1,6 +1,7 @@
 //! CPU cost of each voice network on one recording: Silero VAD over the whole input, one
 //! segmentation-3.0 chunk of 10 s, one CAM++ embedding at each planned length (filterbank
-//! included), and the filterbank of 2 s alone.
+//! included), the filterbank of 2 s alone, and Whisper's log-mel of the first 30 s with its
+//! 30 s of padding (what a transcription computes before its first window).
 //!
 //!     cargo run --release -p attune-voice --example voice_cost -- FILE.wav [REPEATS]
 //!
@@ -13,6 +14,8 @@ mod common;
 
 use attune_voice::embed::EMBED_LENGTHS;
 use attune_voice::fbank::{fbank, FbankFrame};
+use attune_voice::whisper::mel::log_mel_padded;
+use attune_voice::whisper::WINDOW_SAMPLES;
 use attune_voice::{speech_probabilities, Segmenter, SpeakerEmbedder};
 
 /// CPU seconds (user and system) of this process so far.
@@ -71,4 +74,13 @@ fn main() {
         fbank(&pcm[..32_000], &mut out);
     });
     println!("fbank of 2 s: {:.2} ms", f * 1000.0);
+    let first = &pcm[..pcm.len().min(WINDOW_SAMPLES)];
+    let m = per_call(n, || {
+        log_mel_padded(first, WINDOW_SAMPLES);
+    });
+    println!(
+        "whisper log-mel of {:.1} s and 30 s of padding: {:.2} ms",
+        first.len() as f64 / 16_000.0,
+        m * 1000.0
+    );
 }

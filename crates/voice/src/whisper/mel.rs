@@ -254,7 +254,8 @@ mod tests {
     #[test]
     fn the_banded_spectrogram_has_the_bits_of_the_dense_one() {
         // A chirp with noise, a stretch of digital silence (frames that skip the FFT), a
-        // lone click inside it, then the chirp again; and the 30 s of padding's start.
+        // lone click inside it, then the chirp again and 0.25 s of silence at the end (as the
+        // padding of a file starts).
         let mut x: u32 = 12345;
         let mut samples: Vec<f32> = (0..16_000)
             .map(|i| {

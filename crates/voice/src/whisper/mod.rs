@@ -204,10 +204,7 @@ impl Whisper {
                     None => Whisper::load(&files).map_err(|e| {
                         format!(
                             "the speech recognition model in {} cannot be read: {e}",
-                            files
-                                .weights
-                                .parent()
-                                .map_or_else(String::new, |d| d.display().to_string())
+                            models_dir().display()
                         )
                     }),
                 }
