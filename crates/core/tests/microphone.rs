@@ -435,13 +435,15 @@ fn the_telephone_variant_passes_the_band_and_folds_nothing_into_it() {
 /// The mean change of the arousal models' measures between each window with one voice and its
 /// telephone-band copy (`docs/EVALUATION.md`, "Microphones, lines and codecs"): `cargo test -p
 /// attune-core --test microphone -- --ignored --nocapture arousal_measures_under_the_telephone_band`
+/// (`ATTUNE_LINE_HIGH_PASS=0`: the same line without its 300 Hz high-pass).
 #[test]
 #[ignore = "a diagnosis that prints, not a check"]
 fn arousal_measures_under_the_telephone_band() {
     use attune_core::analysis::arousal::{ArousalModel, Measure, MEASURES};
     let (mut sums, mut n) = ([0.0f64; MEASURES], 0usize);
     for s in &corpus() {
-        let phone = real_speech::windows(&variants::telephone(&s.samples));
+        let high_pass = std::env::var("ATTUNE_LINE_HIGH_PASS").map_or(true, |v| v != "0");
+        let phone = real_speech::windows(&variants::line(&s.samples, high_pass));
         for (a, b) in real_speech::windows(&s.samples).iter().zip(&phone) {
             let (Some(x), Some(y)) = (
                 ArousalModel::measures_of(&a.audio),

@@ -86,13 +86,19 @@ fn butter4(x: &[f64], high: bool, f0: f64, rate: f64) -> Vec<f64> {
 /// 37 dB down at 4 kHz and 52 dB at 5 kHz. A fourth-order edge alone is 7 dB down at 4 kHz and
 /// 14 dB at 5 kHz, which folds a voiced fricative's 4-8 kHz energy into the band.
 pub fn telephone(samples: &[f32]) -> Vec<f32> {
+    line(samples, true)
+}
+
+/// [`telephone`] without its 300 Hz high-pass (`high_pass` false): a narrow band that keeps the
+/// low harmonics, as many real lines and 8 kHz recordings do.
+pub fn line(samples: &[f32], high_pass: bool) -> Vec<f32> {
     let x: Vec<f64> = samples.iter().map(|&s| f64::from(s)).collect();
-    let band = butter4(
-        &butter4(&x, true, 300.0, RATE as f64),
-        false,
-        3400.0,
-        RATE as f64,
-    );
+    let x = if high_pass {
+        butter4(&x, true, 300.0, RATE as f64)
+    } else {
+        x
+    };
+    let band = butter4(&x, false, 3400.0, RATE as f64);
     let narrow: Vec<f64> = narrowband_lowpass(&band).into_iter().step_by(2).collect();
     // The narrow-band signal back at 16 kHz: zeros between, the images above 4 kHz removed.
     let mut up = vec![0.0; samples.len()];
