@@ -163,8 +163,24 @@ pub fn diarize(pcm: &[f32]) -> Result<Diarization, VoiceError> {
 
 /// [`diarize()`] with chosen settings.
 pub fn diarize_with(pcm: &[f32], params: &DiarizeParams) -> Result<Diarization, VoiceError> {
+    diarize_given_vad(pcm, params, speech_probabilities(pcm)?)
+}
+
+/// [`diarize_with()`] reading voice activity already computed: `vad` is
+/// [`speech_probabilities`] of the same `pcm` (one probability per 32 ms frame, the last
+/// partial frame zero-padded). A caller that ran Silero over the file already (the analyzer's
+/// features do) saves running it again. A `vad` of another length is recomputed.
+pub fn diarize_given_vad(
+    pcm: &[f32],
+    params: &DiarizeParams,
+    vad: Vec<f32>,
+) -> Result<Diarization, VoiceError> {
     let duration = pcm.len() as f64 / SAMPLE_RATE as f64;
-    let vad = speech_probabilities(pcm)?;
+    let vad = if vad.len() == pcm.len().div_ceil(crate::VAD_FRAME_SAMPLES) {
+        vad
+    } else {
+        speech_probabilities(pcm)?
+    };
     let regions = SpeechRule::default().regions(&vad, duration);
     if regions.is_empty() {
         return Ok(Diarization {

@@ -61,7 +61,8 @@ pub mod vad;
 pub mod whisper;
 
 pub use diarize::{
-    bridge_gaps, diarize, diarize_with, Diarization, DiarizeParams, LocalEmbedding, SpeakerTurn,
+    bridge_gaps, diarize, diarize_given_vad, diarize_with, Diarization, DiarizeParams,
+    LocalEmbedding, SpeakerTurn,
 };
 pub use embed::{cosine, Embedding, SpeakerEmbedder, EMBEDDING_DIM};
 pub use online::{OnlineDiarizer, OnlineParams};

@@ -413,11 +413,14 @@ impl FeatureExtractor {
         let frame_count = (self.total + 79) / HOP as u64;
         if frame_count > self.next_frame {
             let last_centre = frame_centre(frame_count - 1);
-            let needed = last_centre + LOOKAHEAD + vad::BLOCK as i64;
+            // Every block holding a frame centre or an input sample (the diarizer of a file
+            // reads them all: `into_features_and_vad`), the last zero-padded.
+            let vad_end = (last_centre + vad::BLOCK as i64)
+                .max((self.total as usize).next_multiple_of(vad::BLOCK) as i64);
+            let needed = (last_centre + LOOKAHEAD + vad::BLOCK as i64).max(vad_end);
             let pad = (needed - self.history.end()).max(0) as usize;
             self.history.push_zeros(pad);
-            // Every block holding a frame centre, the last zero-padded.
-            self.score_vad(last_centre + vad::BLOCK as i64);
+            self.score_vad(vad_end);
             self.vad.finish();
             while self.next_frame < frame_count {
                 self.analyze_next();
@@ -448,6 +451,28 @@ impl FeatureExtractor {
     /// Gives up the extractor for its output.
     pub fn into_features(self) -> FrameFeatures {
         self.features
+    }
+
+    /// Keeps Silero's score of every 32 ms block (for [`into_features_and_vad`]), a whole
+    /// file's worth: for files, whose diarization reads the same scores.
+    ///
+    /// [`into_features_and_vad`]: Self::into_features_and_vad
+    pub fn keep_vad_scores(&mut self) {
+        self.vad.keep_all();
+    }
+
+    /// The features, and Silero's score of every block of the input from its first sample
+    /// when [`keep_vad_scores`](Self::keep_vad_scores) was called first (the last block
+    /// zero-padded, as `attune_voice::speech_probabilities` scores it; `None` otherwise or if
+    /// the network failed).
+    pub fn into_features_and_vad(self) -> (FrameFeatures, Option<Vec<f32>>) {
+        let blocks = (self.total as usize).div_ceil(vad::BLOCK);
+        let scores = self
+            .vad
+            .all_scores()
+            .filter(|s| s.len() >= blocks)
+            .map(|s| s[..blocks].to_vec());
+        (self.features, scores)
     }
 
     /// The online diarizer's turns held so far (who speaks when, overlapped speech given to
@@ -816,11 +841,17 @@ const EXTRACT_CHUNK: usize = 8192;
 /// diarization ([`attune_voice::diarize()`]) applied to its units ([`apply_speaker_turns`]).
 /// Returns the turns too (who speaks when, overlapped speech given to both speakers).
 pub fn extract_with_turns(pcm: &[f32]) -> (FrameFeatures, Vec<attune_voice::SpeakerTurn>) {
-    let mut features = extract_unlabelled(pcm);
-    // The networks are embedded; should they fail, the units keep no speaker.
-    let turns = attune_voice::diarize(pcm)
-        .map(|d| d.turns)
-        .unwrap_or_default();
+    let (mut features, vad) = extract_unlabelled_with_vad(pcm);
+    // The networks are embedded; should they fail, the units keep no speaker. The diarizer
+    // reads the features' voice activity (the same network on the same samples: the same
+    // scores) rather than running Silero over the file a second time.
+    let params = attune_voice::DiarizeParams::default();
+    let turns = match vad {
+        Some(vad) => attune_voice::diarize_given_vad(pcm, &params, vad),
+        None => attune_voice::diarize_with(pcm, &params),
+    }
+    .map(|d| d.turns)
+    .unwrap_or_default();
     apply_speaker_turns(&mut features, &turns);
     (features, turns)
 }
@@ -832,7 +863,20 @@ pub fn extract(pcm: &[f32]) -> FrameFeatures {
 
 /// Frame features of a whole buffer with unlabelled units.
 pub fn extract_unlabelled(pcm: &[f32]) -> FrameFeatures {
+    extract_whole(pcm, false).0
+}
+
+/// [`extract_unlabelled`], with Silero's score of every 32 ms block of the input
+/// ([`FeatureExtractor::into_features_and_vad`]).
+pub fn extract_unlabelled_with_vad(pcm: &[f32]) -> (FrameFeatures, Option<Vec<f32>>) {
+    extract_whole(pcm, true)
+}
+
+fn extract_whole(pcm: &[f32], keep_vad: bool) -> (FrameFeatures, Option<Vec<f32>>) {
     let mut extractor = FeatureExtractor::without_speakers();
+    if keep_vad {
+        extractor.keep_vad_scores();
+    }
     extractor
         .features
         .frames
@@ -841,7 +885,7 @@ pub fn extract_unlabelled(pcm: &[f32]) -> FrameFeatures {
         extractor.push(chunk);
     }
     extractor.finish();
-    extractor.into_features()
+    extractor.into_features_and_vad()
 }
 
 #[cfg(test)]

@@ -600,3 +600,39 @@ fn written_fillers_are_counted_as_filled_pauses_and_fluent_speech_has_none() {
         sparse.filled_pause_count
     );
 }
+
+/// A file's diarization reads the voice activity its features computed instead of running
+/// Silero again, which is only right if those scores are exactly what Silero gives the whole
+/// file in one go: the same bits, one per 32 ms block, the last partial block zero-padded.
+/// Lengths that end mid-block and on a block boundary, and a buffer with clipped and
+/// non-finite samples (both sanitise them alike).
+#[test]
+fn the_features_voice_activity_is_what_silero_gives_the_whole_file() {
+    let speech = fixture("baseline.wav");
+    let mut dirty = speech.clone();
+    dirty[100] = f32::NAN;
+    dirty[2000] = 3.0;
+    dirty[4000] = f32::NEG_INFINITY;
+    let block = attune_voice::VAD_FRAME_SAMPLES;
+    for pcm in [
+        speech.clone(),
+        speech[..speech.len() / block * block].to_vec(),
+        speech[..speech.len() / block * block + 7].to_vec(),
+        dirty,
+    ] {
+        let (_, ours) = extract_unlabelled_with_vad(&pcm);
+        let ours = ours.expect("every block's score kept");
+        let silero = attune_voice::speech_probabilities(&pcm).expect("Silero runs");
+        assert_eq!(ours.len(), silero.len(), "{} samples", pcm.len());
+        let same_bits = ours
+            .iter()
+            .zip(&silero)
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(
+            same_bits,
+            "{} samples: {ours:?} against {silero:?}",
+            pcm.len()
+        );
+        assert!(silero.iter().any(|&p| p > 0.5), "the fixture holds speech");
+    }
+}

@@ -23,6 +23,9 @@ pub(crate) struct Vad {
     first_block: u64,
     /// Blocks handed to the detector so far (it scores them a group at a time).
     pushed: u64,
+    /// Keep every score (a whole file's, for its diarization) instead of dropping those the
+    /// frames no longer read.
+    keep_all: bool,
 }
 
 impl Vad {
@@ -32,7 +35,19 @@ impl Vad {
             scores: Vec::new(),
             first_block: 0,
             pushed: 0,
+            keep_all: false,
         }
+    }
+
+    /// Keeps every block's score from here on ([`Vad::all_scores`]).
+    pub fn keep_all(&mut self) {
+        self.keep_all = true;
+    }
+
+    /// Every block's score from the first, when they were all kept and the network never
+    /// failed.
+    pub fn all_scores(&self) -> Option<&[f32]> {
+        (self.keep_all && self.first_block == 0 && self.detector.is_some()).then_some(&self.scores)
     }
 
     /// Blocks handed over so far (absolute count).
@@ -90,7 +105,7 @@ impl Vad {
 
     /// Forgets scores of blocks before `b`.
     pub fn drop_before(&mut self, b: u64) {
-        if b > self.first_block {
+        if b > self.first_block && !self.keep_all {
             let n = ((b - self.first_block) as usize).min(self.scores.len());
             self.scores.drain(..n);
             self.first_block += n as u64;
