@@ -96,7 +96,9 @@ struct Known {
 pub struct OnlineDiarizer {
     params: OnlineParams,
     segmenter: Segmenter,
-    vad: SileroVad,
+    /// The diarizer's own voice activity detector; `None` when the caller hands the scores
+    /// over ([`OnlineDiarizer::with_scores_from_caller`]).
+    vad: Option<SileroVad>,
     vad_probs: Vec<f32>,
     /// Absolute VAD frame of `vad_probs[0]`.
     vad_first: u64,
@@ -116,11 +118,25 @@ pub struct OnlineDiarizer {
 impl OnlineDiarizer {
     /// A diarizer at time 0 (networks loaded on first use in the process).
     pub fn new(params: OnlineParams) -> Result<Self, VoiceError> {
+        Self::build(params, Some(SileroVad::new()?))
+    }
+
+    /// A diarizer that runs no voice activity detector of its own: the caller, which runs
+    /// Silero over the same samples already, hands over each 32 ms frame's probability with
+    /// [`push_vad`](Self::push_vad), at least up to the samples it then pushes (and the last,
+    /// zero-padded partial frame before [`finish`](Self::finish)). A step reads only the
+    /// frames its samples complete, as the diarizer's own detector would have scored them by
+    /// then, so the turns are the same.
+    pub fn with_scores_from_caller(params: OnlineParams) -> Result<Self, VoiceError> {
+        Self::build(params, None)
+    }
+
+    fn build(params: OnlineParams, vad: Option<SileroVad>) -> Result<Self, VoiceError> {
         let step = ((params.step_s.clamp(0.5, CHUNK_S) * SAMPLE_RATE as f64) as u64).max(1);
         Ok(Self {
             params,
             segmenter: Segmenter::new()?,
-            vad: SileroVad::new()?,
+            vad,
             vad_probs: Vec::new(),
             vad_first: 0,
             history: Vec::with_capacity(CHUNK_SAMPLES * 2),
@@ -151,6 +167,16 @@ impl OnlineDiarizer {
             .count()
     }
 
+    /// Hands over the voice activity of the next 32 ms frames (Silero's probabilities, in
+    /// order from the stream's first frame) to a diarizer made with
+    /// [`with_scores_from_caller`](Self::with_scores_from_caller); ignored by one that runs its
+    /// own detector.
+    pub fn push_vad(&mut self, probs: &[f32]) {
+        if self.vad.is_none() {
+            self.vad_probs.extend_from_slice(probs);
+        }
+    }
+
     /// Feeds samples; returns the turns of every step completed by them.
     pub fn push(&mut self, pcm: &[f32]) -> Result<Vec<SpeakerTurn>, VoiceError> {
         let mut out = Vec::new();
@@ -177,7 +203,9 @@ impl OnlineDiarizer {
             return Ok(out);
         }
         self.finished = true;
-        self.vad.finish(&mut self.vad_probs)?;
+        if let Some(vad) = &mut self.vad {
+            vad.finish(&mut self.vad_probs)?;
+        }
         if self.total > self.labelled {
             self.label_upto(self.total, &mut out)?;
         }
@@ -185,7 +213,9 @@ impl OnlineDiarizer {
     }
 
     fn append(&mut self, pcm: &[f32]) -> Result<(), VoiceError> {
-        self.vad.push(pcm, &mut self.vad_probs)?;
+        if let Some(vad) = &mut self.vad {
+            vad.push(pcm, &mut self.vad_probs)?;
+        }
         self.history.extend(pcm.iter().map(|&x| {
             if x.is_finite() {
                 x.clamp(-1.0, 1.0)
@@ -212,7 +242,15 @@ impl OnlineDiarizer {
     /// Seconds of speech (VAD at or above 0.5) between absolute samples `a` and `b`.
     fn speech_between(&self, a: u64, b: u64) -> f64 {
         let per = crate::VAD_FRAME_SAMPLES as u64;
-        let (fa, fb) = (a / per, b.div_ceil(per));
+        // Only the frames the samples so far complete (and the last, partial one once
+        // finished): what the diarizer's own detector has scored at this point, however far
+        // a caller's scores went.
+        let scored = if self.finished {
+            self.total.div_ceil(per)
+        } else {
+            self.total / per
+        };
+        let (fa, fb) = (a / per, b.div_ceil(per).min(scored));
         (fa.max(self.vad_first)..fb)
             .filter(|&f| {
                 self.vad_probs
@@ -557,6 +595,25 @@ mod tests {
         e[1] = w;
         let n = (1.0 + w * w).sqrt();
         e.map(|v| v / n)
+    }
+
+    #[test]
+    fn scores_handed_ahead_count_only_for_the_frames_the_samples_complete() {
+        let mut d =
+            OnlineDiarizer::with_scores_from_caller(OnlineParams::default()).expect("networks");
+        // Speech in the first three frames, handed over before any sample.
+        d.push_vad(&[1.0, 1.0, 1.0]);
+        // 700 samples: the first frame (512) is complete, the second is not.
+        d.push(&vec![0.0; 700]).expect("runs");
+        let frame = crate::VAD_FRAME_SECONDS;
+        assert!((d.speech_between(0, 1536) - frame).abs() < 1e-12);
+        // Its own detector would have scored the same one frame by now.
+        let mut own = OnlineDiarizer::new(OnlineParams::default()).expect("networks");
+        own.push(&vec![0.0; 700]).expect("runs");
+        assert_eq!(own.vad_probs.len(), 1);
+        // Once finished, the last, partial frame counts too.
+        d.finish().expect("runs");
+        assert!((d.speech_between(0, 1536) - 2.0 * frame).abs() < 1e-12);
     }
 
     #[test]

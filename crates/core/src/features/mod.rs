@@ -328,6 +328,8 @@ pub struct FeatureExtractor {
     /// The online diarizer when units are labelled as a stream hears them; `None` when the
     /// caller labels them afterwards ([`extract`] with whole-file turns).
     voices: Option<OnlineVoices>,
+    /// VAD blocks handed to the online diarizer so far (absolute count).
+    vad_handed: u64,
     /// Closed units waiting for their speakers (online: until the diarizer has labelled them).
     pending: VecDeque<SpeechUnit>,
     scratch_f0: Vec<f32>,
@@ -374,6 +376,7 @@ impl FeatureExtractor {
             pulses: PulseTracker::new(),
             units: UnitBuilder::default(),
             voices,
+            vad_handed: 0,
             pending: VecDeque::new(),
             scratch_f0: Vec::with_capacity(1024),
         }
@@ -387,12 +390,15 @@ impl FeatureExtractor {
             return &self.features.frames[before..];
         }
         self.history.push_sanitized(pcm);
-        if let Some(voices) = &mut self.voices {
-            voices.push(pcm);
-        }
         self.total += pcm.len() as u64;
         self.features.sample_count = self.total;
         self.score_vad(self.total as i64);
+        // The online diarizer reads these scores rather than running Silero itself: every
+        // whole block of the input is scored by now, before it sees the samples.
+        self.hand_vad_to_voices(u64::MAX);
+        if let Some(voices) = &mut self.voices {
+            voices.push(pcm);
+        }
         while self.can_analyze(self.next_frame) {
             self.analyze_next();
         }
@@ -436,11 +442,34 @@ impl FeatureExtractor {
         if let Some(unit) = self.units.close() {
             self.add_unit(unit);
         }
+        if self.voices.is_some() {
+            // The last, zero-padded partial block too (scored above when frames were left;
+            // scored here otherwise), and nothing past the input.
+            let blocks = (self.total as usize).div_ceil(vad::BLOCK);
+            if (self.vad.blocks_scored() as usize) < blocks {
+                let end = (blocks * vad::BLOCK) as i64;
+                self.history
+                    .push_zeros((end - self.history.end()).max(0) as usize);
+                self.score_vad(end);
+                self.vad.finish();
+            }
+            self.hand_vad_to_voices(blocks as u64);
+        }
         if let Some(voices) = &mut self.voices {
             voices.finish();
         }
         self.label_pending();
         &self.features.frames[before..]
+    }
+
+    /// Hands the online diarizer the VAD scores of the blocks before `upto` it has not had.
+    fn hand_vad_to_voices(&mut self, upto: u64) {
+        if let Some(voices) = &mut self.voices {
+            let scores = self.vad.scores_from(self.vad_handed);
+            let n = (upto.saturating_sub(self.vad_handed) as usize).min(scores.len());
+            voices.push_vad(&scores[..n]);
+            self.vad_handed += n as u64;
+        }
     }
 
     /// Everything final so far and not forgotten.

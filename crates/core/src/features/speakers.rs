@@ -326,7 +326,8 @@ impl OnlineVoices {
     pub fn new() -> Self {
         let params = attune_voice::OnlineParams::default();
         Self {
-            diarizer: attune_voice::OnlineDiarizer::new(params).ok(),
+            // The features' own Silero scores are handed over (`push_vad`): one detector.
+            diarizer: attune_voice::OnlineDiarizer::with_scores_from_caller(params).ok(),
             turns: Vec::new(),
             step_frames: ((params.step_s / FRAME_SECONDS).round() as u64).max(1),
         }
@@ -336,6 +337,13 @@ impl OnlineVoices {
     /// that what a unit is labelled from does not depend on how the input was chunked.
     pub fn step_frames(&self) -> u64 {
         self.step_frames
+    }
+
+    /// The voice activity of the next 32 ms blocks, before the samples they cover are pushed.
+    pub fn push_vad(&mut self, probs: &[f32]) {
+        if let Some(d) = &mut self.diarizer {
+            d.push_vad(probs);
+        }
     }
 
     pub fn push(&mut self, pcm: &[f32]) {

@@ -103,6 +103,12 @@ impl Vad {
             .unwrap_or(0.0)
     }
 
+    /// The scores of absolute blocks `from..` held (empty where none are).
+    pub fn scores_from(&self, from: u64) -> &[f32] {
+        let i = (from.saturating_sub(self.first_block) as usize).min(self.scores.len());
+        &self.scores[i..]
+    }
+
     /// Forgets scores of blocks before `b`.
     pub fn drop_before(&mut self, b: u64) {
         if b > self.first_block && !self.keep_all {
