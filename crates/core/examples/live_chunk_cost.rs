@@ -4,7 +4,8 @@
 //! twice in one process. Prints, per frame, the wall time of `push` (what the frame that closes
 //! a window waits for) and of the read-ahead after it, then the process's CPU seconds.
 //! `WARM=1` calls `attune_core::warm_up` first (as `attune serve` does); without it the first
-//! run pays for building the networks' plans.
+//! run pays for building the networks' plans. `FRAMES=N` pushes the first N frames of each run
+//! (30 by default).
 //!
 //! ```text
 //! cargo run --release -p attune-core --features attune-media/ffmpeg --example live_chunk_cost -- FILE [audio|faces] [DURATION_S]
@@ -32,11 +33,16 @@ fn main() {
     }
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let chunk = (bytes.len() as f64 / duration).ceil().max(1.0) as usize;
+    // The first `FRAMES` frames (30 by default: a face file's first half minute), or all.
+    let frames = std::env::var("FRAMES")
+        .ok()
+        .and_then(|f| f.parse().ok())
+        .unwrap_or(30);
     let cpu = cpu_time::ProcessTime::now();
     for run in 0..2 {
         println!("run {run}");
         let mut analyzer = LiveAnalyzer::new(model, endpoint).defer_video();
-        for (i, piece) in bytes.chunks(chunk).enumerate().take(30) {
+        for (i, piece) in bytes.chunks(chunk).enumerate().take(frames) {
             let t = Instant::now();
             let out = analyzer.push(i as u64, piece, false);
             let push_ms = t.elapsed().as_secs_f64() * 1000.0;

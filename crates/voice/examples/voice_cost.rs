@@ -1,6 +1,6 @@
 //! CPU cost of each voice network on one recording: Silero VAD over the whole input, one
-//! segmentation-3.0 chunk of 10 s, one CAM++ embedding at each planned length (filterbank
-//! included), the filterbank of 2 s alone, and Whisper's log-mel of the first 30 s with its
+//! segmentation-3.0 chunk of 10 s (ours, and tract's run of the same ONNX graph beside it), one
+//! CAM++ embedding at each planned length (filterbank included), the filterbank of 2 s alone, and Whisper's log-mel of the first 30 s with its
 //! 30 s of padding (what a transcription computes before its first window).
 //!
 //!     cargo run --release -p attune-voice --example voice_cost -- FILE.wav [REPEATS]
@@ -57,6 +57,13 @@ fn main() {
         seg.run(chunk).expect("segment");
     });
     println!("segmentation-3.0: {:.1} ms per 10 s chunk", s * 1000.0);
+    let t = per_call(n, || {
+        seg.run_in_tract(chunk).expect("segment in tract");
+    });
+    println!(
+        "segmentation-3.0 in tract (the same ONNX graph): {:.1} ms per 10 s chunk",
+        t * 1000.0
+    );
 
     let mut frames: Vec<FbankFrame> = Vec::new();
     fbank(&pcm[..48_000], &mut frames);

@@ -4,7 +4,10 @@
 //! "PCM in, frames, turns and vectors out": the crate reads 16 kHz mono samples in -1..1 and
 //! knows nothing of media, sessions or signals. Three networks, each converted once from a
 //! registry package by `models/convert_voice.sh` and embedded with `include_bytes!` (sources,
-//! licences and the conversions in `models/README.md`), run on tract:
+//! licences and the conversions in `models/README.md`), run in-process: Silero and CAM++ on
+//! tract, segmentation-3.0 computed here from the ONNX file's weights (`pyannet`: one matrix
+//! product per convolution, the LSTM's recurrence on the widest vectors; about half tract's cost
+//! for the same graph):
 //!
 //! - [`SileroVad`]: Silero VAD v6, a speech probability per 32 ms frame, streaming;
 //! - [`Segmenter`]: pyannote segmentation-3.0, up to three local speakers per 10 s chunk, with
@@ -12,8 +15,8 @@
 //! - [`SpeakerEmbedder`]: CAM++, a 192-d embedding of one voice from its [`fbank`] frames.
 //!
 //! Each network is loaded and optimized once per process, on first use (or ahead of it by
-//! [`warm_up`]), and shared by every caller. The parity tests (`tests/parity.rs`) compare each stage with its reference
-//! implementation on committed audio.
+//! [`warm_up`]), and shared by every caller. The parity tests (`tests/parity.rs`) compare each
+//! stage with its reference implementation on committed audio.
 //!
 //! Words come from [`whisper`]: Whisper tiny.en in candle (read from `models/` at run time,
 //! not embedded), decoded by openai-whisper's rules, for whole recordings and for streams; and
@@ -53,8 +56,10 @@
 pub mod diarize;
 pub mod embed;
 pub mod fbank;
+mod matmul;
 mod net;
 pub mod online;
+mod pyannet;
 pub mod segment;
 pub mod threads;
 pub mod vad;
@@ -70,6 +75,10 @@ pub use segment::{ChunkActivity, Segmenter};
 pub use threads::on_one_thread;
 pub use vad::{speech_probabilities, SileroVad, SpeechRule, VAD_FRAME_SAMPLES, VAD_FRAME_SECONDS};
 
+#[cfg(test)]
+#[path = "../tests/common/mod.rs"]
+mod test_common;
+
 /// Sample rate of every input, Hz.
 pub const SAMPLE_RATE: u32 = 16_000;
 
@@ -81,7 +90,7 @@ pub const SAMPLE_RATE: u32 = 16_000;
 /// it twice.
 pub fn warm_up() -> Result<(), VoiceError> {
     vad::plans()?;
-    segment::plan()?;
+    segment::network()?;
     let cap = DiarizeParams::default()
         .embed_cap_frames
         .max(OnlineParams::default().embed_cap_frames);

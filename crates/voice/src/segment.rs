@@ -8,6 +8,7 @@
 //! who).
 
 use crate::net;
+use crate::pyannet::PyanNet;
 use crate::VoiceError;
 use std::sync::{Arc, OnceLock};
 use tract_onnx::prelude::*;
@@ -27,7 +28,18 @@ pub const CLASSES: [&[usize]; 7] = [&[], &[0], &[1], &[2], &[0, 1], &[0, 2], &[1
 
 static MODEL: &[u8] = include_bytes!("../../../models/segmentation-3.0.onnx");
 
-pub(crate) fn plan() -> Result<&'static Arc<TypedRunnableModel>, VoiceError> {
+/// The network's weights, read from the embedded ONNX file once per process
+/// ([`crate::pyannet`] computes it).
+pub(crate) fn network() -> Result<&'static PyanNet, VoiceError> {
+    static NET: OnceLock<Result<PyanNet, String>> = OnceLock::new();
+    NET.get_or_init(|| PyanNet::from_onnx(MODEL).map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|e| VoiceError::Model(e.clone()))
+}
+
+/// tract's plan of the same ONNX graph (built on first use): what ran the network before
+/// [`crate::pyannet`], kept as its second reference ([`Segmenter::run_in_tract`]).
+pub(crate) fn tract_plan() -> Result<&'static Arc<TypedRunnableModel>, VoiceError> {
     static PLAN: OnceLock<Result<Arc<TypedRunnableModel>, String>> = OnceLock::new();
     PLAN.get_or_init(|| {
         net::parse(MODEL)
@@ -89,7 +101,7 @@ pub struct Segmenter(());
 impl Segmenter {
     /// Loads the network on first use in the process (shared after).
     pub fn new() -> Result<Self, VoiceError> {
-        plan()?;
+        network()?;
         Ok(Segmenter(()))
     }
 
@@ -104,7 +116,24 @@ impl Segmenter {
                 0.0
             };
         }
-        let out = net::run(plan()?, vec![(&[1, 1, CHUNK_SAMPLES], &input)])?;
+        let log_probs = network()?.forward(&input);
+        Ok(ChunkActivity { log_probs })
+    }
+
+    /// The same chunk through tract's run of the same ONNX graph, which the analysis used
+    /// before this crate computed the network itself: a reference for comparisons and
+    /// benchmarks (`voice_cost`), about twice the CPU of [`Segmenter::run`]. Its plan is built
+    /// on the first call.
+    pub fn run_in_tract(&self, samples: &[f32]) -> Result<ChunkActivity, VoiceError> {
+        let mut input = vec![0.0f32; CHUNK_SAMPLES];
+        for (d, &s) in input.iter_mut().zip(samples) {
+            *d = if s.is_finite() {
+                s.clamp(-1.0, 1.0)
+            } else {
+                0.0
+            };
+        }
+        let out = net::run(tract_plan()?, vec![(&[1, 1, CHUNK_SAMPLES], &input)])?;
         let flat = out
             .first()
             .filter(|o| o.len() == CHUNK_FRAMES * 7)

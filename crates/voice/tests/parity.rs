@@ -97,7 +97,9 @@ fn segmentation_matches_pyannotes_network_in_torch() {
             let best = (0..7).max_by(|&a, &b| row[a].total_cmp(&row[b])).unwrap();
             same_class += usize::from(got.class(i) == best);
         }
-        assert!(worst < 2e-3, "chunk at {start}: largest difference {worst}");
+        // Computed here (`pyannet`) the network is within 5e-5 of torch's on this call; tract's
+        // run of the same graph, which the crate used before, within 2e-3.
+        assert!(worst < 5e-4, "chunk at {start}: largest difference {worst}");
         assert!(
             same_class >= CHUNK_FRAMES - 2,
             "chunk at {start}: {same_class}"

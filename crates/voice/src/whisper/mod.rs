@@ -16,7 +16,7 @@ pub mod decode;
 pub mod language;
 pub mod mel;
 pub mod model;
-mod ops;
+pub(crate) mod ops;
 mod stream;
 pub mod tokenizer;
 pub mod wer;

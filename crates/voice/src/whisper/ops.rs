@@ -19,7 +19,7 @@ const LN2_LO: f32 = 1.428_606_8e-6;
 
 /// `e^x` for `x <= 0` (the softmax's range; e^-87 below -87).
 #[inline(always)]
-fn fast_exp(x: f32) -> f32 {
+pub(crate) fn fast_exp(x: f32) -> f32 {
     let x = x.max(-87.0);
     // n = round(x / ln 2) by the 1.5 * 2^23 trick: the sum's low mantissa bits are n.
     let shifter = 12_582_912.0f32;
