@@ -4,10 +4,10 @@
 //! "PCM in, frames, turns and vectors out": the crate reads 16 kHz mono samples in -1..1 and
 //! knows nothing of media, sessions or signals. Three networks, each converted once from a
 //! registry package by `models/convert_voice.sh` and embedded with `include_bytes!` (sources,
-//! licences and the conversions in `models/README.md`), run in-process: Silero and CAM++ on
-//! tract, segmentation-3.0 computed here from the ONNX file's weights (`pyannet`: one matrix
-//! product per convolution, the LSTM's recurrence on the widest vectors; about half tract's cost
-//! for the same graph):
+//! licences and the conversions in `models/README.md`), run in-process: CAM++ on tract; Silero
+//! and segmentation-3.0 computed here from their ONNX files' weights (`silero`, `pyannet`: a
+//! matrix product per convolution, the LSTM's recurrence on the widest vectors; about half
+//! tract's cost for the same graphs):
 //!
 //! - [`SileroVad`]: Silero VAD v6, a speech probability per 32 ms frame, streaming;
 //! - [`Segmenter`]: pyannote segmentation-3.0, up to three local speakers per 10 s chunk, with
@@ -56,11 +56,13 @@
 pub mod diarize;
 pub mod embed;
 pub mod fbank;
+mod layers;
 mod matmul;
 mod net;
 pub mod online;
 mod pyannet;
 pub mod segment;
+mod silero;
 pub mod threads;
 pub mod vad;
 pub mod whisper;
@@ -89,7 +91,7 @@ pub const SAMPLE_RATE: u32 = 16_000;
 /// a caller that needs a network while this runs waits for the same plan rather than building
 /// it twice.
 pub fn warm_up() -> Result<(), VoiceError> {
-    vad::plans()?;
+    vad::network()?;
     segment::network()?;
     let cap = DiarizeParams::default()
         .embed_cap_frames

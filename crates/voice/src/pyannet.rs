@@ -27,11 +27,10 @@
 //! (`tests/parity.rs`) holds the output to pyannote's network in torch, and a unit test to
 //! tract's run of the same ONNX file.
 
+use crate::layers::{lstm_step, recurrent_panels, Weights, GATES, HIDDEN};
 use crate::matmul::{matmul, View};
 use crate::VoiceError;
 use std::cell::RefCell;
-use std::collections::HashMap;
-use tract_onnx::prelude::*;
 
 /// Samples per chunk.
 const SAMPLES: usize = 160_000;
@@ -45,8 +44,6 @@ const SINC_FRAMES: usize = (SAMPLES - SINC_TAPS) / SINC_STRIDE + 1;
 const CONV_CHANNELS: usize = 60;
 const CONV_TAPS: usize = 5;
 const POOL: usize = 3;
-const HIDDEN: usize = 128;
-const GATES: usize = 4 * HIDDEN;
 /// Frames out (589).
 pub(crate) const FRAMES: usize =
     ((((SINC_FRAMES / POOL) - CONV_TAPS + 1) / POOL) - CONV_TAPS + 1) / POOL;
@@ -72,7 +69,7 @@ struct Lstm {
     /// Input weights of both directions, `1024 x inputs` (ONNX `W`, directions stacked).
     input_weights: Vec<f32>,
     inputs: usize,
-    /// Per direction, the recurrent weights transposed and cut into panels of [`PANEL`]
+    /// Per direction, the recurrent weights transposed and cut into panels of `layers::PANEL`
     /// gates: panel `p`, row `j` holds unit `j`'s weights into gates `p * PANEL..`, so that a
     /// step reads each panel as one contiguous run.
     recurrent_t: [Vec<f32>; 2],
@@ -129,68 +126,20 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-fn err(what: impl std::fmt::Display) -> VoiceError {
-    VoiceError::Model(format!("segmentation-3.0: {what}"))
-}
-
-/// A float initializer of an ONNX file: its shape and values.
-type Initializer = (Vec<usize>, Vec<f32>);
-
-/// The float initializers of an ONNX file, by name.
-fn initializers(bytes: &[u8]) -> Result<HashMap<String, Initializer>, VoiceError> {
-    let proto = tract_onnx::onnx()
-        .proto_model_for_read(&mut std::io::Cursor::new(bytes))
-        .map_err(err)?;
-    let graph = proto.graph.ok_or_else(|| err("no graph"))?;
-    let mut out = HashMap::new();
-    for t in graph.initializer {
-        // 1 = FLOAT in ONNX's TensorProto.DataType.
-        if t.data_type != 1 {
-            continue;
-        }
-        let shape: Vec<usize> = t.dims.iter().map(|&d| d.max(0) as usize).collect();
-        let n: usize = shape.iter().product();
-        let values: Vec<f32> = if !t.raw_data.is_empty() {
-            t.raw_data
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect()
-        } else {
-            t.float_data.clone()
-        };
-        if values.len() != n {
-            return Err(err(format!(
-                "{}: {} values for {shape:?}",
-                t.name,
-                values.len()
-            )));
-        }
-        out.insert(t.name, (shape, values));
-    }
-    Ok(out)
-}
-
 impl PyanNet {
     /// Reads the weights of the committed ONNX export (names as `models/convert_voice.py`
     /// leaves them).
     pub(crate) fn from_onnx(bytes: &[u8]) -> Result<Self, VoiceError> {
-        let mut w = initializers(bytes)?;
-        let mut take = |name: &str, shape: &[usize]| -> Result<Vec<f32>, VoiceError> {
-            let (s, v) = w
-                .remove(name)
-                .ok_or_else(|| err(format!("no initializer {name}")))?;
-            if s != shape {
-                return Err(err(format!("{name}: shape {s:?}, expected {shape:?}")));
-            }
-            Ok(v)
-        };
+        let mut w = Weights::from_onnx("segmentation-3.0", bytes)?;
+        let mut take = |name: &str, shape: &[usize]| w.take(name, shape);
         let wav_w = take("sincnet.wav_norm1d.weight", &[1])?[0];
         let wav_b = take("sincnet.wav_norm1d.bias", &[1])?[0];
         let sinc = take(
             "/sincnet/conv1d.0/Concat_2_output_0",
             &[SINC_FILTERS, 1, SINC_TAPS],
         )?;
-        let (sinc_even, sinc_odd) = fold_sinc(&sinc)?;
+        let (sinc_even, sinc_odd) =
+            fold_sinc(&sinc).map_err(|e| VoiceError::Model(format!("segmentation-3.0: {e}")))?;
         let mut norm = |i: usize, c: usize| -> Result<Norm, VoiceError> {
             Ok(Norm {
                 weight: take(&format!("sincnet.norm1d.{i}.weight"), &[c])?,
@@ -230,15 +179,7 @@ impl PyanNet {
             let input_weights = take(&format!("onnx::LSTM_{}", b + 1), &[2, GATES, inputs])?;
             let recurrent = take(&format!("onnx::LSTM_{}", b + 2), &[2, GATES, HIDDEN])?;
             let transpose = |d: usize| {
-                let r = &recurrent[d * GATES * HIDDEN..(d + 1) * GATES * HIDDEN];
-                let mut t = vec![0.0f32; HIDDEN * GATES];
-                for g in 0..GATES {
-                    let (block, w) = (g / PANEL, g % PANEL);
-                    for j in 0..HIDDEN {
-                        t[(block * HIDDEN + j) * PANEL + w] = r[g * HIDDEN + j];
-                    }
-                }
-                t
+                recurrent_panels(&recurrent[d * GATES * HIDDEN..(d + 1) * GATES * HIDDEN])
             };
             let bias = (0..2 * GATES)
                 .map(|i| {
@@ -401,7 +342,7 @@ impl PyanNet {
 /// The sinc bank folded about its middle tap ([`PyanNet::sinc_even`], [`PyanNet::sinc_odd`]),
 /// after checking that the first half of the filters is symmetric and the second
 /// antisymmetric, as pyannote's parametric sinc bank makes them (cosine and sine parts).
-fn fold_sinc(sinc: &[f32]) -> Result<(Vec<f32>, Vec<f32>), VoiceError> {
+fn fold_sinc(sinc: &[f32]) -> Result<(Vec<f32>, Vec<f32>), String> {
     let half = SINC_FILTERS / 2;
     let mut even = vec![0.0f32; (HALF_TAPS + 1) * half];
     let mut odd = vec![0.0f32; HALF_TAPS * half];
@@ -411,9 +352,7 @@ fn fold_sinc(sinc: &[f32]) -> Result<(Vec<f32>, Vec<f32>), VoiceError> {
         for j in 0..HALF_TAPS {
             let (a, b) = (k[j], k[SINC_TAPS - 1 - j]);
             if (symmetric && a != b) || (!symmetric && a != -b) {
-                return Err(err(format!(
-                    "sinc filter {f} is not (anti)symmetric at tap {j}"
-                )));
+                return Err(format!("sinc filter {f} is not (anti)symmetric at tap {j}"));
             }
             if symmetric {
                 even[j * half + f] = a;
@@ -424,7 +363,7 @@ fn fold_sinc(sinc: &[f32]) -> Result<(Vec<f32>, Vec<f32>), VoiceError> {
         if symmetric {
             even[HALF_TAPS * half + f] = k[HALF_TAPS];
         } else if k[HALF_TAPS] != 0.0 {
-            return Err(err(format!("sinc filter {f} has a middle tap")));
+            return Err(format!("sinc filter {f} has a middle tap"));
         }
     }
     Ok((even, odd))
@@ -551,9 +490,8 @@ fn linear(x: &[f32], frames: usize, layer: &Linear, out: &mut Vec<f32>, leaky: b
 }
 
 /// Both directions of one LSTM layer over every frame, as a [`pulp::WithSimd`] so that its
-/// loops compile for the processor's widest vectors (the crate's baseline is SSE2). The two
-/// directions are independent, so each iteration takes one step of each: the processor overlaps
-/// one direction's gates with the other's product.
+/// loops compile for the processor's widest vectors (the crate's baseline is SSE2); each
+/// iteration takes one step of each direction.
 struct Recurrence<'a> {
     /// `frames x 1024`: every frame's input projection plus biases, both directions.
     gates: &'a [f32],
@@ -562,11 +500,6 @@ struct Recurrence<'a> {
     /// `frames x 256`: the forward direction's 128 columns, then the backward's.
     out: &'a mut [f32],
 }
-
-/// Gates per panel of the recurrent weights (8 vectors of 16 on AVX-512).
-const PANEL: usize = 128;
-/// Vectors of accumulators a matrix-vector block holds in registers.
-const BLOCK_VECTORS: usize = 8;
 
 impl pulp::WithSimd for Recurrence<'_> {
     type Output = ();
@@ -582,92 +515,17 @@ impl pulp::WithSimd for Recurrence<'_> {
                 let t = if d == 0 { step } else { frames - 1 - step };
                 let at = t * 2 * GATES + d * GATES;
                 g[d].copy_from_slice(&self.gates[at..at + GATES]);
-                matvec_add(simd, self.recurrent_t[d], &h[d], &mut g[d]);
-            }
-            for d in 0..2 {
-                let t = if d == 0 { step } else { frames - 1 - step };
-                let (i, rest) = g[d].split_at(HIDDEN);
-                let (o, rest) = rest.split_at(HIDDEN);
-                let (f, cell) = rest.split_at(HIDDEN);
-                let (h, c) = (&mut h[d], &mut c[d]);
-                for u in 0..HIDDEN {
-                    let next = sigmoid(f[u]) * c[u] + sigmoid(i[u]) * tanh(cell[u]);
-                    c[u] = next;
-                    h[u] = sigmoid(o[u]) * tanh(next);
-                }
+                lstm_step(simd, self.recurrent_t[d], &mut g[d], &mut h[d], &mut c[d]);
                 let at = t * 2 * HIDDEN + d * HIDDEN;
-                self.out[at..at + HIDDEN].copy_from_slice(h);
+                self.out[at..at + HIDDEN].copy_from_slice(&h[d]);
             }
         }
     }
-}
-
-/// `g += Rᵀ h` for `recurrent_t` (panels of [`PANEL`] gates, see [`Lstm::recurrent_t`]):
-/// blocks of [`BLOCK_VECTORS`] vectors of `g` stay in registers while every unit's row adds in.
-#[inline(always)]
-fn matvec_add<S: pulp::Simd>(
-    simd: S,
-    recurrent_t: &[f32],
-    h: &[f32; HIDDEN],
-    g: &mut [f32; GATES],
-) {
-    let width = BLOCK_VECTORS * S::F32_LANES;
-    debug_assert!(PANEL.is_multiple_of(width));
-    for (panel, gp) in recurrent_t
-        .chunks_exact(HIDDEN * PANEL)
-        .zip(g.chunks_exact_mut(PANEL))
-    {
-        for (b, gb) in gp.chunks_exact_mut(width).enumerate() {
-            let (gv, _) = S::as_mut_simd_f32s(gb);
-            let mut acc: [S::f32s; BLOCK_VECTORS] = std::array::from_fn(|q| gv[q]);
-            for (row, &hj) in panel.chunks_exact(PANEL).zip(h) {
-                let (rv, _) = S::as_simd_f32s(&row[b * width..(b + 1) * width]);
-                let hv = simd.splat_f32s(hj);
-                for (a, &r) in acc.iter_mut().zip(rv) {
-                    *a = simd.mul_add_e_f32s(hv, r, *a);
-                }
-            }
-            gv[..BLOCK_VECTORS].copy_from_slice(&acc);
-        }
-    }
-}
-
-/// The logistic function, from `e^-|x|` (no overflow either side).
-#[inline(always)]
-fn sigmoid(x: f32) -> f32 {
-    let e = crate::whisper::ops::fast_exp(-x.abs());
-    let p = 1.0 / (1.0 + e);
-    if x >= 0.0 {
-        p
-    } else {
-        e * p
-    }
-}
-
-/// `tanh`, from `e^-2|x|`.
-#[inline(always)]
-fn tanh(x: f32) -> f32 {
-    let e = crate::whisper::ops::fast_exp(-2.0 * x.abs());
-    ((1.0 - e) / (1.0 + e)).copysign(x)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_activations_are_the_functions() {
-        let mut x = -30.0f32;
-        while x <= 30.0 {
-            let s = 1.0 / (1.0 + (-(x as f64)).exp());
-            assert!((sigmoid(x) as f64 - s).abs() < 2e-7, "sigmoid({x})");
-            assert!(
-                (tanh(x) as f64 - (x as f64).tanh()).abs() < 3e-7,
-                "tanh({x})"
-            );
-            x += 0.0173;
-        }
-    }
 
     #[test]
     fn the_shapes_come_out_as_the_network_has_them() {

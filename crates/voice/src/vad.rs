@@ -3,13 +3,13 @@
 //! The network scores 512-sample frames (32 ms at 16 kHz), each seen after the previous frame's
 //! last 64 samples; its LSTM state runs through the whole input, so a stream fed in chunks of
 //! any size gets the same probabilities as the whole buffer at once (up to the rounding of the
-//! engine's kernels). The sequence export takes several frames per call, which is what makes it
-//! cheap: one call per chunk instead of one per frame.
+//! kernels). The network is computed here (`crate::silero`) from the weights of the sequence
+//! export, a group of frames per call.
 
-use crate::net::{self, model_err};
+use crate::layers::HIDDEN;
+use crate::silero::SileroNet;
 use crate::VoiceError;
-use std::sync::{Arc, OnceLock};
-use tract_onnx::prelude::*;
+use std::sync::OnceLock;
 
 /// Samples per scored frame (32 ms at 16 kHz).
 pub const VAD_FRAME_SAMPLES: usize = 512;
@@ -17,30 +17,43 @@ pub const VAD_FRAME_SAMPLES: usize = 512;
 pub const VAD_FRAME_SECONDS: f64 = VAD_FRAME_SAMPLES as f64 / crate::SAMPLE_RATE as f64;
 /// Samples of the previous frame each frame is seen after.
 const CONTEXT: usize = 64;
-const STATE: usize = 128;
 /// Frames per call while input flows: frames are scored in groups of this many, aligned to the
 /// start of the input, so that the probabilities are the same bits however the input was cut
-/// (the engine's kernels round differently for different batch sizes).
+/// (matrix kernels may round differently for different numbers of rows).
 const GROUP: usize = 8;
-/// Frames per call the plans are built for: whole groups, and single frames for the end.
+/// Frames per call: whole groups, and single frames for the end.
 const BLOCKS: [usize; 2] = [GROUP, 1];
 
 static MODEL: &[u8] = include_bytes!("../../../models/silero_vad_16k_sequence.onnx");
 
-pub(crate) fn plans() -> Result<&'static [Arc<TypedRunnableModel>], VoiceError> {
+/// The network's weights, read from the embedded ONNX file once per process.
+pub(crate) fn network() -> Result<&'static SileroNet, VoiceError> {
+    static NET: OnceLock<Result<SileroNet, String>> = OnceLock::new();
+    NET.get_or_init(|| SileroNet::from_onnx(MODEL).map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|e| VoiceError::Model(e.clone()))
+}
+
+/// tract's plans of the same ONNX graph (one per block size): what ran the network before
+/// [`crate::silero`], kept as its second reference.
+#[cfg(test)]
+pub(crate) fn tract_plans(
+) -> Result<&'static [std::sync::Arc<tract_onnx::prelude::TypedRunnableModel>], VoiceError> {
+    use std::sync::Arc;
+    use tract_onnx::prelude::*;
     static PLANS: OnceLock<Result<Vec<Arc<TypedRunnableModel>>, String>> = OnceLock::new();
     PLANS
         .get_or_init(|| {
-            let model = net::parse(MODEL).map_err(|e| e.to_string())?;
+            let model = crate::net::parse(MODEL).map_err(|e| e.to_string())?;
             BLOCKS
                 .iter()
                 .map(|&n| {
-                    net::plan(
+                    crate::net::plan(
                         model.clone(),
                         &[
                             &[n, CONTEXT + VAD_FRAME_SAMPLES],
-                            &[1, 1, STATE],
-                            &[1, 1, STATE],
+                            &[1, 1, HIDDEN],
+                            &[1, 1, HIDDEN],
                         ],
                     )
                     .map_err(|e| e.to_string())
@@ -56,8 +69,8 @@ pub(crate) fn plans() -> Result<&'static [Arc<TypedRunnableModel>], VoiceError> 
 /// probability (0..1) per completed 32 ms frame.
 #[derive(Clone)]
 pub struct SileroVad {
-    h: Vec<f32>,
-    c: Vec<f32>,
+    h: [f32; HIDDEN],
+    c: [f32; HIDDEN],
     /// The last [`CONTEXT`] samples of the previous frame (zeros before the first).
     context: [f32; CONTEXT],
     /// Samples of the frame in progress.
@@ -69,10 +82,10 @@ pub struct SileroVad {
 impl SileroVad {
     /// A detector at time 0. Loads the network on first use in the process (shared after).
     pub fn new() -> Result<Self, VoiceError> {
-        plans()?;
+        network()?;
         Ok(Self {
-            h: vec![0.0; STATE],
-            c: vec![0.0; STATE],
+            h: [0.0; HIDDEN],
+            c: [0.0; HIDDEN],
             context: [0.0; CONTEXT],
             pending: Vec::with_capacity(VAD_FRAME_SAMPLES),
             frames: 0,
@@ -128,17 +141,16 @@ impl SileroVad {
         self.score(&frame, out)
     }
 
-    /// Scores whole frames (`samples.len()` a multiple of the frame), in plan-sized blocks.
+    /// Scores whole frames (`samples.len()` a multiple of the frame), in blocks of [`BLOCKS`].
     fn score(&mut self, samples: &[f32], out: &mut Vec<f32>) -> Result<(), VoiceError> {
-        let plans = plans()?;
-        let mut frames = samples.chunks_exact(VAD_FRAME_SAMPLES).peekable();
+        let net = network()?;
+        let mut frames = samples.chunks_exact(VAD_FRAME_SAMPLES);
         let mut left = samples.len() / VAD_FRAME_SAMPLES;
         let mut input = Vec::new();
         while left > 0 {
-            let (k, &n) = BLOCKS
+            let n = *BLOCKS
                 .iter()
-                .enumerate()
-                .find(|(_, &n)| n <= left)
+                .find(|&&n| n <= left)
                 .expect("the last block size is 1");
             input.clear();
             for _ in 0..n {
@@ -148,23 +160,7 @@ impl SileroVad {
                 self.context
                     .copy_from_slice(&frame[VAD_FRAME_SAMPLES - CONTEXT..]);
             }
-            let width = CONTEXT + VAD_FRAME_SAMPLES;
-            let outputs = net::run(
-                &plans[k],
-                vec![
-                    (&[n, width], &input),
-                    (&[1, 1, STATE], &self.h),
-                    (&[1, 1, STATE], &self.c),
-                ],
-            )?;
-            let [probs, h, c] = <[Vec<f32>; 3]>::try_from(outputs)
-                .map_err(|o| model_err(format!("VAD gave {} outputs, not 3", o.len())))?;
-            if probs.len() != n || h.len() != STATE || c.len() != STATE {
-                return Err(model_err("VAD outputs of unexpected shape"));
-            }
-            out.extend(probs.iter().map(|p| p.clamp(0.0, 1.0)));
-            self.h = h;
-            self.c = c;
+            net.score(&input, &mut self.h, &mut self.c, out);
             self.frames += n as u64;
             left -= n;
         }
@@ -264,5 +260,83 @@ impl SpeechRule {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The probabilities of tract's run of the ONNX graph, frame groups as [`SileroVad`] makes
+    /// them.
+    fn in_tract(pcm: &[f32]) -> Vec<f32> {
+        let plans = tract_plans().expect("tract plans the graph");
+        let (mut h, mut c) = (vec![0.0f32; HIDDEN], vec![0.0f32; HIDDEN]);
+        let mut context = [0.0f32; CONTEXT];
+        let mut out = Vec::new();
+        let frames: Vec<&[f32]> = pcm.chunks_exact(VAD_FRAME_SAMPLES).collect();
+        let mut at = 0;
+        while at < frames.len() {
+            let (k, &n) = BLOCKS
+                .iter()
+                .enumerate()
+                .find(|(_, &n)| n <= frames.len() - at)
+                .unwrap();
+            let mut input = Vec::new();
+            for frame in &frames[at..at + n] {
+                input.extend_from_slice(&context);
+                input.extend_from_slice(frame);
+                context.copy_from_slice(&frame[VAD_FRAME_SAMPLES - CONTEXT..]);
+            }
+            let o = crate::net::run(
+                &plans[k],
+                vec![
+                    (&[n, CONTEXT + VAD_FRAME_SAMPLES], &input),
+                    (&[1, 1, HIDDEN], &h),
+                    (&[1, 1, HIDDEN], &c),
+                ],
+            )
+            .unwrap();
+            out.extend_from_slice(&o[0]);
+            h = o[1].clone();
+            c = o[2].clone();
+            at += n;
+        }
+        out
+    }
+
+    #[test]
+    fn the_network_computed_here_is_tracts_run_of_the_onnx_graph() {
+        let call = crate::test_common::read_wav(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/real/sample.wav"
+        ));
+        let n = 512 * 301;
+        let mut state = 7u32;
+        let noise: Vec<f32> = (0..n)
+            .map(|_| {
+                state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                (state >> 8) as f32 / (1u32 << 24) as f32 - 0.5
+            })
+            .collect();
+        let square: Vec<f32> = (0..n)
+            .map(|i| if (i / 37) % 2 == 0 { 1.0 } else { -1.0 })
+            .collect();
+        for (name, pcm) in [
+            ("call", &call[..n]),
+            ("noise", &noise[..]),
+            ("square", &square[..]),
+            ("silence", &vec![0.0; n][..]),
+        ] {
+            let ours = speech_probabilities(pcm).unwrap();
+            let theirs = in_tract(pcm);
+            assert_eq!(ours.len(), theirs.len());
+            let worst = ours
+                .iter()
+                .zip(&theirs)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0f32, f32::max);
+            assert!(worst < 1e-3, "{name}: largest difference {worst}");
+        }
     }
 }

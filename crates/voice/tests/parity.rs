@@ -42,7 +42,8 @@ fn silero_probabilities_match_the_packages_torchscript_model() {
         .zip(&want)
         .map(|(a, b)| (a - b).abs())
         .fold(0.0f32, f32::max);
-    assert!(worst < 2e-3, "largest difference {worst}");
+    // Computed here (`silero`) within 6e-6 of TorchScript on this call, as tract's run was.
+    assert!(worst < 1e-4, "largest difference {worst}");
     // The decisions agree frame by frame.
     let flips = got
         .iter()
