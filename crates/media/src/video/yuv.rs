@@ -94,20 +94,137 @@ fn chroma_fits(pic: &Yuv<'_>) -> bool {
 /// streams mostly carry; the difference to BT.709 is a slight hue shift, immaterial for faces).
 fn to_rgb(pic: &Yuv<'_>, target_width: usize) -> Option<Rgb> {
     let (ow, oh) = scaled_size(pic.width, pic.height, target_width);
-    let y = resample(pic.y, pic.y_stride, pic.width, pic.height, ow, oh)?;
     let cw = (pic.width + (1 << pic.shift_x) - 1) >> pic.shift_x;
     let ch = (pic.height + (1 << pic.shift_y) - 1) >> pic.shift_y;
-    let u = resample(pic.u, pic.uv_stride, cw, ch, ow, oh)?;
-    let v = resample(pic.v, pic.uv_stride, cw, ch, ow, oh)?;
-    let mut data = Vec::with_capacity(ow * oh * 3);
-    for ((&y, &u), &v) in y.iter().zip(&u).zip(&v) {
-        data.extend_from_slice(&ycbcr_to_rgb(y, u, v, pic.full_range));
-    }
+    let rows = (
+        RowMap::of(pic.width, pic.height, ow, oh),
+        RowMap::of(cw, ch, ow, oh),
+    );
+    let fits = plane_fits(pic.y, pic.y_stride, pic.width, pic.height)
+        && plane_fits(pic.u, pic.uv_stride, cw, ch)
+        && plane_fits(pic.v, pic.uv_stride, cw, ch);
+    let data = match rows {
+        (Some(luma), Some(chroma)) if fits => {
+            // The sizes faces are read at (a plane kept, halved or doubled): each output row
+            // is made from its source rows and converted at once, with no whole-picture
+            // planes in between; the values are those of `resample` and `ycbcr_to_rgb`.
+            let mut data = Vec::with_capacity(ow * oh * 3);
+            let (mut y, mut u, mut v) = (vec![0; ow], vec![0; ow], vec![0; ow]);
+            let mut rgb = vec![0; 3 * ow];
+            for j in 0..oh {
+                luma.row(pic.y, pic.y_stride, j, &mut y);
+                chroma.row(pic.u, pic.uv_stride, j, &mut u);
+                chroma.row(pic.v, pic.uv_stride, j, &mut v);
+                convert_row(&y, &u, &v, pic.full_range, &mut rgb);
+                data.extend_from_slice(&rgb);
+            }
+            data
+        }
+        _ => {
+            let y = resample(pic.y, pic.y_stride, pic.width, pic.height, ow, oh)?;
+            let u = resample(pic.u, pic.uv_stride, cw, ch, ow, oh)?;
+            let v = resample(pic.v, pic.uv_stride, cw, ch, ow, oh)?;
+            let mut data = vec![0; ow * oh * 3];
+            convert_row(&y, &u, &v, pic.full_range, &mut data);
+            data
+        }
+    };
     Some(Rgb {
         width: u32::try_from(ow).ok()?,
         height: u32::try_from(oh).ok()?,
         data,
     })
+}
+
+/// Converts rows of Y, Cb and Cr samples to RGB8 (`out` three bytes per sample) as
+/// [`ycbcr_to_rgb`] does, in a loop the compiler vectorises: the three channels computed
+/// apart, then interleaved.
+fn convert_row(y: &[u8], cb: &[u8], cr: &[u8], full_range: bool, out: &mut [u8]) {
+    const CHUNK: usize = 64;
+    let (mut r, mut g, mut b) = ([0u8; CHUNK], [0u8; CHUNK], [0u8; CHUNK]);
+    for (((y, cb), cr), out) in y
+        .chunks(CHUNK)
+        .zip(cb.chunks(CHUNK))
+        .zip(cr.chunks(CHUNK))
+        .zip(out.chunks_mut(3 * CHUNK))
+    {
+        let n = y.len().min(cb.len()).min(cr.len()).min(out.len() / 3);
+        for i in 0..n {
+            [r[i], g[i], b[i]] = ycbcr_to_rgb(y[i], cb[i], cr[i], full_range);
+        }
+        for (i, px) in out[..3 * n].chunks_exact_mut(3).enumerate() {
+            px[0] = r[i];
+            px[1] = g[i];
+            px[2] = b[i];
+        }
+    }
+}
+
+/// How a plane becomes the output grid, row by row, where [`resample`] has a straight path
+/// for it: kept, halved (2:1 box) or doubled (nearest).
+#[derive(Debug, Clone, Copy)]
+enum RowMap {
+    Same,
+    Halve,
+    Double,
+}
+
+impl RowMap {
+    fn of(w: usize, h: usize, ow: usize, oh: usize) -> Option<Self> {
+        if w == 0 || h == 0 || ow == 0 || oh == 0 {
+            None
+        } else if (ow, oh) == (w, h) {
+            Some(RowMap::Same)
+        } else if (ow * 2, oh * 2) == (w, h) {
+            Some(RowMap::Halve)
+        } else if (ow, oh) == (w * 2, h * 2) {
+            Some(RowMap::Double)
+        } else {
+            None
+        }
+    }
+
+    /// Output row `j` of the plane (rows `stride` apart), `out.len()` samples: what
+    /// [`resample`]'s straight paths give for that row.
+    fn row(self, src: &[u8], stride: usize, j: usize, out: &mut [u8]) {
+        let n = out.len();
+        match self {
+            RowMap::Same => out.copy_from_slice(&src[j * stride..j * stride + n]),
+            RowMap::Halve => {
+                let top = &src[2 * j * stride..2 * j * stride + 2 * n];
+                let bottom = &src[(2 * j + 1) * stride..(2 * j + 1) * stride + 2 * n];
+                for ((o, t), b) in out
+                    .iter_mut()
+                    .zip(top.chunks_exact(2))
+                    .zip(bottom.chunks_exact(2))
+                {
+                    let sum = u32::from(t[0]) + u32::from(t[1]) + u32::from(b[0]) + u32::from(b[1]);
+                    *o = ((sum + 2) / 4) as u8;
+                }
+            }
+            RowMap::Double => {
+                let row = &src[(j / 2) * stride..(j / 2) * stride + n.div_ceil(2)];
+                for (pair, &p) in out.chunks_exact_mut(2).zip(row) {
+                    pair[0] = p;
+                    pair[1] = p;
+                }
+                if n % 2 == 1 {
+                    out[n - 1] = row[n / 2];
+                }
+            }
+        }
+    }
+}
+
+/// Whether a `w` x `h` plane with rows `stride` apart fits in `src` (what [`resample`] checks).
+fn plane_fits(src: &[u8], stride: usize, w: usize, h: usize) -> bool {
+    w > 0
+        && h > 0
+        && stride >= w
+        && stride
+            .checked_mul(h - 1)
+            .and_then(|n| n.checked_add(w))
+            .is_some_and(|n| src.len() >= n)
 }
 
 /// One BT.601 YCbCr sample as RGB (fixed point, 16 fractional bits).
@@ -267,6 +384,60 @@ mod tests {
         // An odd size keeps the general path: 3x3 to 1x1 is the mean of all nine.
         let nine = [1, 2, 3, 4, 5, 6, 7, 8, 9];
         assert_eq!(resample(&nine, 3, 3, 3, 1, 1).unwrap(), vec![5]);
+    }
+
+    /// RGB as `to_rgb` made it first: each plane resampled whole, then converted pixel by pixel.
+    fn to_rgb_by_planes(pic: &Yuv<'_>, target_width: usize) -> Option<Vec<u8>> {
+        let (ow, oh) = scaled_size(pic.width, pic.height, target_width);
+        let y = resample(pic.y, pic.y_stride, pic.width, pic.height, ow, oh)?;
+        let cw = (pic.width + (1 << pic.shift_x) - 1) >> pic.shift_x;
+        let ch = (pic.height + (1 << pic.shift_y) - 1) >> pic.shift_y;
+        let u = resample(pic.u, pic.uv_stride, cw, ch, ow, oh)?;
+        let v = resample(pic.v, pic.uv_stride, cw, ch, ow, oh)?;
+        let mut data = Vec::new();
+        for ((&y, &u), &v) in y.iter().zip(&u).zip(&v) {
+            data.extend_from_slice(&ycbcr_to_rgb(y, u, v, pic.full_range));
+        }
+        Some(data)
+    }
+
+    #[test]
+    fn rgb_row_by_row_is_rgb_plane_by_plane() {
+        // (width, height, chroma shifts, padding per row, target width, full range): the
+        // upload's 2:1 case, a webcam's 1:1 with doubled chroma, 4:2:2 and 4:4:4, odd sizes
+        // (which take the general path), padded rows.
+        for (w, h, (sx, sy), pad, target, full) in [
+            (1280, 720, (1, 1), 0, 640, false),
+            (640, 480, (1, 1), 0, 640, false),
+            (96, 54, (1, 1), 32, 48, true),
+            (96, 54, (1, 0), 5, 96, false),
+            (40, 30, (0, 0), 3, 20, false),
+            (13, 9, (1, 1), 2, 13, false),
+            (14, 10, (1, 1), 0, 7, true),
+            (3, 3, (1, 1), 1, 1, false),
+        ] {
+            let (cw, ch) = ((w + (1 << sx) - 1) >> sx, (h + (1 << sy) - 1) >> sy);
+            let (ys, cs) = (w + pad, cw + pad);
+            let plane = |n: usize, k: usize| -> Vec<u8> {
+                (0..n).map(|i| ((i * k + i / 7) % 256) as u8).collect()
+            };
+            let (y, u, v) = (plane(ys * h, 37), plane(cs * ch, 13), plane(cs * ch, 101));
+            let pic = Yuv {
+                width: w,
+                height: h,
+                y: &y,
+                y_stride: ys,
+                u: &u,
+                v: &v,
+                uv_stride: cs,
+                shift_x: sx,
+                shift_y: sy,
+                full_range: full,
+            };
+            let got = to_rgb(&pic, target).map(|rgb| rgb.data);
+            assert_eq!(got, to_rgb_by_planes(&pic, target), "{w}x{h} to {target}");
+            assert!(got.is_some(), "{w}x{h}");
+        }
     }
 
     #[test]
