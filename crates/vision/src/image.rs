@@ -71,6 +71,19 @@ impl<'a> Image<'a> {
     }
 }
 
+/// `n` zeros in a fresh vector, written after allocating rather than allocated zeroed.
+///
+/// Under jemalloc (the `attune` binary's allocator) a large zeroed allocation that reuses freed
+/// pages is zeroed by purging them (`madvise`), and the first writes then fault every page in
+/// again, in the kernel. Writing zeros into pages that are still mapped costs one pass over
+/// them. The value goes through `black_box` so that the compiler does not fold the allocation
+/// and the fill back into a zeroed allocation.
+pub(crate) fn zeros<T: Copy + Default>(n: usize) -> Vec<T> {
+    let mut v = Vec::with_capacity(n);
+    v.resize(n, std::hint::black_box(T::default()));
+    v
+}
+
 /// A planar float image (channel-major, as the networks take it: NCHW without the N).
 pub(crate) struct Planar {
     pub(crate) size: usize,
@@ -106,7 +119,7 @@ pub(crate) fn letterbox(img: &Image<'_>, size: usize) -> (Planar, f32, f32) {
         off_y,
     };
     let resized = resize_antialiased(&canvas, size, size);
-    let mut data = vec![0f32; 3 * size * size];
+    let mut data = zeros::<f32>(3 * size * size);
     for (i, px) in resized.chunks_exact(3).enumerate() {
         for c in 0..3 {
             data[c * size * size + i] = f32::from(px[c]) * (2.0 / 255.0) - 1.0;
@@ -130,7 +143,7 @@ struct Canvas<'a> {
 impl Canvas<'_> {
     /// Canvas row `y - off_y` of the source padded to the canvas width (only for source rows).
     fn padded_row(&self, row: usize) -> Vec<u8> {
-        let mut out = vec![0u8; self.cw * 3];
+        let mut out = zeros::<u8>(self.cw * 3);
         out[self.off_x * 3..(self.off_x + self.w) * 3]
             .copy_from_slice(&self.src[row * self.w * 3..(row + 1) * self.w * 3]);
         out
@@ -144,7 +157,7 @@ impl Canvas<'_> {
 fn resize_antialiased(canvas: &Canvas<'_>, out_w: usize, out_h: usize) -> Vec<u8> {
     // Horizontal pass over the source rows: `rows[r]` is canvas row `off_y + r`, `out_w` wide.
     let row_w = if out_w != canvas.cw { out_w } else { canvas.cw };
-    let mut rows = vec![0u8; canvas.h * row_w * 3];
+    let mut rows = zeros::<u8>(canvas.h * row_w * 3);
     if out_w != canvas.cw {
         let (bounds, weights, k) = filter_coeffs(canvas.cw, out_w);
         for r in 0..canvas.h {
@@ -177,7 +190,7 @@ fn resize_antialiased(canvas: &Canvas<'_>, out_w: usize, out_h: usize) -> Vec<u8
     }
     let source_row =
         |y: usize| (y >= canvas.off_y && y < canvas.off_y + canvas.h).then(|| y - canvas.off_y);
-    let mut out = vec![0u8; row_w * out_h * 3];
+    let mut out = zeros::<u8>(row_w * out_h * 3);
     if out_h == canvas.ch {
         for y in 0..out_h {
             if let Some(r) = source_row(y) {
@@ -267,6 +280,12 @@ fn filter_coeffs(in_size: usize, out_size: usize) -> (Vec<(usize, usize)>, Vec<i
 /// Samples the rotated rectangle centred at `(cx, cy)` (pixels) of size `rw` x `rh` turned by
 /// `rotation` radians into a `size` x `size` tensor with plain bilinear sampling (Pillow's
 /// perspective `transform`; outside the frame reads black), values 0..1.
+///
+/// Each output pixel is computed as [`sample_bilinear`] computes it, in the same f32
+/// operations: the sample point from the pixel centre's offsets along the rectangle's two
+/// axes (those of a column and of a row are computed once, the sums are the same), then the
+/// four taps. A point whose four taps all lie inside the frame (nearly all of a face's crop)
+/// skips the clamping and the floor, which give it the same taps and weights.
 pub(crate) fn warp_roi(
     img: &Image<'_>,
     cx: f32,
@@ -278,20 +297,49 @@ pub(crate) fn warp_roi(
 ) -> Planar {
     let (w, h) = (img.width as usize, img.height as usize);
     let (s, c) = rotation.sin_cos();
-    let mut data = vec![0f32; 3 * size * size];
     let plane = size * size;
+    let mut data = zeros::<f32>(3 * plane);
+    let offset = |i: usize, len: f32| ((i as f32 + 0.5) / size as f32 - 0.5) * len;
+    // Per output column, the column offset turned into the image: `dx * c` and `dx * s`.
+    let columns: Vec<(f32, f32)> = (0..size)
+        .map(|u| {
+            let dx = offset(u, rw);
+            (dx * c, dx * s)
+        })
+        .collect();
+    // The last tap positions with a right and lower neighbour in the frame.
+    let (x_inner, y_inner) = ((w - 1) as f32, (h - 1) as f32);
+    let (r, rest) = data.split_at_mut(plane);
+    let (g, b) = rest.split_at_mut(plane);
     for v in 0..size {
-        for u in 0..size {
-            // Output pixel centre -> point in the ROI frame -> rotated into the image.
-            let dx = ((u as f32 + 0.5) / size as f32 - 0.5) * rw;
-            let dy = ((v as f32 + 0.5) / size as f32 - 0.5) * rh;
-            let sx = cx + dx * c - dy * s;
-            let sy = cy + dx * s + dy * c;
-            let px = sample_bilinear(img.data, w, h, sx, sy);
-            let i = v * size + u;
-            for ch in 0..3 {
-                data[ch * plane + i] = px[ch] / 255.0;
-            }
+        let dy = offset(v, rh);
+        let (dys, dyc) = (dy * s, dy * c);
+        let row = v * size..(v + 1) * size;
+        let (r, g, b) = (&mut r[row.clone()], &mut g[row.clone()], &mut b[row]);
+        for (u, &(dxc, dxs)) in columns.iter().enumerate() {
+            let sx = cx + dxc - dys;
+            let sy = cy + dxs + dyc;
+            let (xf, yf) = (sx - 0.5, sy - 0.5);
+            let px = if xf >= 0.0 && yf >= 0.0 && xf < x_inner && yf < y_inner {
+                // Both taps of each axis inside: floor is truncation, no clamp moves a tap.
+                let (x0, y0) = (xf as usize, yf as usize);
+                let (fx, fy) = (xf - x0 as f32, yf - y0 as f32);
+                let at = (y0 * w + x0) * 3;
+                let top = &img.data[at..at + 6];
+                let bottom = &img.data[at + w * 3..at + w * 3 + 6];
+                let mut out = [0.0; 3];
+                for (ch, o) in out.iter_mut().enumerate() {
+                    let t = f32::from(top[ch]) * (1.0 - fx) + f32::from(top[3 + ch]) * fx;
+                    let bt = f32::from(bottom[ch]) * (1.0 - fx) + f32::from(bottom[3 + ch]) * fx;
+                    *o = t * (1.0 - fy) + bt * fy;
+                }
+                out
+            } else {
+                sample_bilinear(img.data, w, h, sx, sy)
+            };
+            r[u] = px[0] / 255.0;
+            g[u] = px[1] / 255.0;
+            b[u] = px[2] / 255.0;
         }
     }
     Planar { size, data }
@@ -324,6 +372,66 @@ fn sample_bilinear(data: &[u8], w: usize, h: usize, x: f32, y: f32) -> [f32; 3] 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `warp_roi` as it was written first, point by point through [`sample_bilinear`]: what the
+    /// faster one must reproduce bit for bit.
+    fn warp_roi_pointwise(
+        img: &Image<'_>,
+        cx: f32,
+        cy: f32,
+        rw: f32,
+        rh: f32,
+        rotation: f32,
+        size: usize,
+    ) -> Vec<f32> {
+        let (w, h) = (img.width as usize, img.height as usize);
+        let (s, c) = rotation.sin_cos();
+        let mut data = vec![0f32; 3 * size * size];
+        let plane = size * size;
+        for v in 0..size {
+            for u in 0..size {
+                let dx = ((u as f32 + 0.5) / size as f32 - 0.5) * rw;
+                let dy = ((v as f32 + 0.5) / size as f32 - 0.5) * rh;
+                let sx = cx + dx * c - dy * s;
+                let sy = cy + dx * s + dy * c;
+                let px = sample_bilinear(img.data, w, h, sx, sy);
+                for ch in 0..3 {
+                    data[ch * plane + v * size + u] = px[ch] / 255.0;
+                }
+            }
+        }
+        data
+    }
+
+    #[test]
+    fn the_roi_warp_gives_the_bits_of_the_pointwise_warp() {
+        let (w, h) = (97usize, 61usize);
+        let pixels: Vec<u8> = (0..w * h * 3).map(|i| (i * 37 % 251) as u8).collect();
+        let img = Image::new(w as u32, h as u32, &pixels).expect("image");
+        let one = Image::new(1, 1, &[7, 8, 9]).expect("image");
+        // Crops inside the frame, across its edges, larger than it, turned every way, tiny.
+        for (img, cx, cy, side, rotation) in [
+            (&img, 48.0, 30.0, 40.0, 0.0),
+            (&img, 48.3, 29.7, 41.5, 0.37),
+            (&img, 10.0, 5.0, 60.0, -2.9),
+            (&img, 90.0, 58.0, 30.0, 1.57),
+            (&img, 48.0, 30.0, 300.0, 3.1),
+            (&img, -20.0, 70.0, 50.0, 0.8),
+            (&img, 0.5, 0.5, 2.0, 0.0),
+            (&one, 0.5, 0.5, 3.0, 0.2),
+        ] {
+            for size in [1, 7, 32] {
+                let got = warp_roi(img, cx, cy, side, side * 1.1, rotation, size);
+                let want = warp_roi_pointwise(img, cx, cy, side, side * 1.1, rotation, size);
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(&got.data),
+                    bits(&want),
+                    "{cx} {cy} {side} {rotation} {size}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn bad_buffers_are_errors_not_panics() {
