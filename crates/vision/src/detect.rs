@@ -4,8 +4,8 @@ use crate::image::{letterbox, Image};
 use crate::net::Net;
 use crate::VisionError;
 
-static MODEL: &[u8] = include_bytes!("../../../models/face_detection_short_range.onnx");
-const INPUT: usize = 128;
+pub(crate) static MODEL: &[u8] = include_bytes!("../../../models/face_detection_short_range.onnx");
+pub(crate) const INPUT: usize = 128;
 const NUM_ANCHORS: usize = 896;
 /// Values in the regressor row: box centre and size, then six (x, y) keypoints.
 const REGRESSORS: usize = 16;

@@ -69,6 +69,7 @@
 mod detect;
 pub mod geometry;
 mod image;
+mod kernels;
 mod mesh;
 mod net;
 mod prelu;
