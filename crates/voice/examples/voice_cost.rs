@@ -1,6 +1,6 @@
 //! CPU cost of each voice network on one recording: Silero VAD over the whole input, one
 //! segmentation-3.0 chunk of 10 s (ours, and tract's run of the same ONNX graph beside it), one
-//! CAM++ embedding at each planned length (filterbank included), the filterbank of 2 s alone, and Whisper's log-mel of the first 30 s with its
+//! CAM++ embedding at each length the embedder cuts to (ours, and tract's run beside it), the filterbank of 2 s alone, and Whisper's log-mel of the first 30 s with its
 //! 30 s of padding (what a transcription computes before its first window).
 //!
 //!     cargo run --release -p attune-voice --example voice_cost -- FILE.wav [REPEATS]
@@ -12,7 +12,7 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use attune_voice::embed::EMBED_LENGTHS;
+use attune_voice::embed::{TractCamPlus, EMBED_LENGTHS};
 use attune_voice::fbank::{fbank, FbankFrame};
 use attune_voice::whisper::mel::log_mel_padded;
 use attune_voice::whisper::WINDOW_SAMPLES;
@@ -75,6 +75,25 @@ fn main() {
             SpeakerEmbedder.embed(&frames[..len], len).expect("embed");
         });
         println!("cam++ {len} frames: {:.1} ms", e * 1000.0);
+        // tract's run of the same graph on the same input (mean-subtracted like the embedder's).
+        let tract = TractCamPlus::new(len).expect("tract plans the graph");
+        let mut mean = [0.0f32; 80];
+        for f in &frames[..len] {
+            for (m, v) in mean.iter_mut().zip(f) {
+                *m += v / len as f32;
+            }
+        }
+        let input: Vec<f32> = frames[..len]
+            .iter()
+            .flat_map(|f| f.iter().zip(&mean).map(|(v, m)| v - m))
+            .collect();
+        let t = per_call(n, || {
+            tract.run(&input).expect("tract runs");
+        });
+        println!(
+            "cam++ {len} frames in tract (the same ONNX graph): {:.1} ms",
+            t * 1000.0
+        );
     }
     let f = per_call(n, || {
         let mut out = Vec::new();

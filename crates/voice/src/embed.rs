@@ -2,20 +2,20 @@
 //! so that the same voice lands near itself whatever is said.
 //!
 //! Input is Kaldi filterbank frames ([`crate::fbank`]) of one speaker, mean-subtracted over the
-//! stretch, as CAM++ was trained. tract runs a network of a fixed input length several times
-//! faster than one of a symbolic length, so plans are built for a few lengths
-//! ([`EMBED_LENGTHS`], once per process each, on first use or by [`warm_up`]) and a stretch is
-//! cut to the longest of them it covers, around its middle.
+//! stretch, as CAM++ was trained. The network is computed here ([`crate::campp`]) from the
+//! committed ONNX file's weights, read once per process. A stretch is cut to the longest of a
+//! few lengths ([`EMBED_LENGTHS`]) it covers, around its middle: the lengths tract once needed
+//! plans for, kept so that the same audio gives the same embeddings (and turns) as before.
 
+use crate::campp::CamPlus;
 use crate::fbank::{FbankFrame, FBANK_BINS};
 use crate::net;
 use crate::VoiceError;
-use std::sync::{Arc, OnceLock};
-use tract_onnx::prelude::*;
+use std::sync::OnceLock;
 
 /// Dimensions of an embedding.
-pub const EMBEDDING_DIM: usize = 192;
-/// Input lengths, in filterbank frames (10 ms each), that the network is run at.
+pub const EMBEDDING_DIM: usize = crate::campp::DIM;
+/// Input lengths, in filterbank frames (10 ms each), that stretches are cut to.
 pub const EMBED_LENGTHS: [usize; 5] = [50, 100, 150, 200, 300];
 
 static MODEL: &[u8] = include_bytes!("../../../models/campplus_cn_en_common.onnx");
@@ -23,38 +23,39 @@ static MODEL: &[u8] = include_bytes!("../../../models/campplus_cn_en_common.onnx
 /// A unit-length speaker embedding.
 pub type Embedding = [f32; EMBEDDING_DIM];
 
-fn parsed() -> Result<&'static InferenceModel, VoiceError> {
-    static PARSED: OnceLock<Result<InferenceModel, String>> = OnceLock::new();
-    PARSED
-        .get_or_init(|| net::parse(MODEL).map_err(|e| e.to_string()))
+/// The network's weights, read once per process.
+pub(crate) fn network() -> Result<&'static CamPlus, VoiceError> {
+    static NET: OnceLock<Result<CamPlus, String>> = OnceLock::new();
+    NET.get_or_init(|| CamPlus::from_onnx(MODEL).map_err(|e| e.to_string()))
         .as_ref()
         .map_err(|e| VoiceError::Model(e.clone()))
 }
 
-fn plan(frames: usize) -> Result<Arc<TypedRunnableModel>, VoiceError> {
-    static PLANS: [OnceLock<Result<Arc<TypedRunnableModel>, String>>; EMBED_LENGTHS.len()] =
-        [const { OnceLock::new() }; EMBED_LENGTHS.len()];
-    let slot = EMBED_LENGTHS
-        .iter()
-        .position(|&l| l == frames)
-        .ok_or_else(|| net::model_err(format!("no plan for {frames} frames")))?;
-    // A caller that arrives while another builds this length waits for that plan.
-    PLANS[slot]
-        .get_or_init(|| {
-            let model = parsed().map_err(|e| e.to_string())?.clone();
-            net::plan(model, &[&[1, frames, FBANK_BINS]]).map_err(|e| e.to_string())
-        })
-        .clone()
-        .map_err(VoiceError::Model)
+/// tract's run of the same ONNX graph at one input length: the reference the unit tests hold
+/// [`SpeakerEmbedder`] to and `examples/voice_cost` times it beside. Not used to embed.
+pub struct TractCamPlus {
+    plan: std::sync::Arc<tract_onnx::prelude::TypedRunnableModel>,
+    frames: usize,
 }
 
-/// Builds the plans of every length an embedding capped at `cap` frames can be run at, so
-/// that no caller waits for one (each takes about half a second of one core).
-pub fn warm_up(cap: usize) -> Result<(), VoiceError> {
-    for &l in EMBED_LENGTHS.iter().filter(|&&l| l <= cap) {
-        plan(l)?;
+impl TractCamPlus {
+    /// Parses and optimizes the graph for inputs of `frames` frames (about half a second).
+    pub fn new(frames: usize) -> Result<Self, VoiceError> {
+        let plan = net::plan(net::parse(MODEL)?, &[&[1, frames, FBANK_BINS]])?;
+        Ok(Self { plan, frames })
     }
-    Ok(())
+
+    /// The raw embedding of `input` (`frames x 80`, row-major, already mean-subtracted).
+    pub fn run(&self, input: &[f32]) -> Result<Vec<f32>, VoiceError> {
+        if input.len() != self.frames * FBANK_BINS {
+            return Err(net::model_err("input of another length than the plan's"));
+        }
+        let shape = [1, self.frames, FBANK_BINS];
+        let out = net::run(&self.plan, vec![(&shape, input)])?;
+        out.into_iter()
+            .next()
+            .ok_or_else(|| net::model_err("no output"))
+    }
 }
 
 /// The length a stretch of `available` frames is run at: the longest of [`EMBED_LENGTHS`] not
@@ -97,12 +98,7 @@ impl SpeakerEmbedder {
                     .map(|(v, m)| v - (m / len as f64) as f32),
             );
         }
-        let plan = plan(len)?;
-        let out = net::run(&plan, vec![(&[1, len, FBANK_BINS], &input)])?;
-        let raw = out
-            .first()
-            .filter(|o| o.len() == EMBEDDING_DIM)
-            .ok_or_else(|| net::model_err("embedding of unexpected shape"))?;
+        let raw = network()?.forward(&input);
         let norm = raw.iter().map(|v| v * v).sum::<f32>().sqrt();
         if !(norm.is_finite() && norm > 0.0) {
             return Err(net::model_err("embedding of zero or non-finite length"));

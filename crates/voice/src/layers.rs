@@ -10,6 +10,9 @@ use tract_onnx::prelude::*;
 pub(crate) struct Weights {
     network: &'static str,
     by_name: HashMap<String, (Vec<usize>, Vec<f32>)>,
+    /// Each node's inputs by its first output's name, for initializers the exporter named
+    /// after nothing (`onnx::Conv_4411`: a convolution with a batch norm folded in).
+    inputs_of: HashMap<String, Vec<String>>,
 }
 
 impl Weights {
@@ -21,6 +24,11 @@ impl Weights {
             .proto_model_for_read(&mut std::io::Cursor::new(bytes))
             .map_err(|e| err(e.to_string()))?;
         let graph = proto.graph.ok_or_else(|| err("no graph".into()))?;
+        let inputs_of = graph
+            .node
+            .iter()
+            .filter_map(|n| Some((n.output.first()?.clone(), n.input.clone())))
+            .collect();
         let mut by_name = HashMap::new();
         for t in graph.initializer {
             // 1 = FLOAT in ONNX's TensorProto.DataType.
@@ -46,7 +54,11 @@ impl Weights {
             }
             by_name.insert(t.name, (shape, values));
         }
-        Ok(Self { network, by_name })
+        Ok(Self {
+            network,
+            by_name,
+            inputs_of,
+        })
     }
 
     /// A model error naming the network.
@@ -64,6 +76,23 @@ impl Weights {
             return Err(self.err(format!("{name}: shape {s:?}, expected {shape:?}")));
         }
         Ok(v)
+    }
+
+    /// The values of input `index` of the node whose first output is `output`, which must be
+    /// an initializer of `shape`.
+    pub fn take_input(
+        &mut self,
+        output: &str,
+        index: usize,
+        shape: &[usize],
+    ) -> Result<Vec<f32>, VoiceError> {
+        let name = self
+            .inputs_of
+            .get(output)
+            .and_then(|inputs| inputs.get(index))
+            .cloned()
+            .ok_or_else(|| self.err(format!("no input {index} of the node making {output}")))?;
+        self.take(&name, shape)
     }
 }
 

@@ -4,10 +4,10 @@
 //! "PCM in, frames, turns and vectors out": the crate reads 16 kHz mono samples in -1..1 and
 //! knows nothing of media, sessions or signals. Three networks, each converted once from a
 //! registry package by `models/convert_voice.sh` and embedded with `include_bytes!` (sources,
-//! licences and the conversions in `models/README.md`), run in-process: CAM++ on tract; Silero
-//! and segmentation-3.0 computed here from their ONNX files' weights (`silero`, `pyannet`: a
-//! matrix product per convolution, the LSTM's recurrence on the widest vectors; about half
-//! tract's cost for the same graphs):
+//! licences and the conversions in `models/README.md`), run in-process, computed here from
+//! their ONNX files' weights (`silero`, `pyannet`, `campp`: a matrix product per convolution,
+//! the LSTM's recurrence on the widest vectors; a half to a third of tract's cost for the same
+//! graphs, which the unit tests keep as a second reference):
 //!
 //! - [`SileroVad`]: Silero VAD v6, a speech probability per 32 ms frame, streaming;
 //! - [`Segmenter`]: pyannote segmentation-3.0, up to three local speakers per 10 s chunk, with
@@ -53,6 +53,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod campp;
 pub mod diarize;
 pub mod embed;
 pub mod fbank;
@@ -84,19 +85,15 @@ mod test_common;
 /// Sample rate of every input, Hz.
 pub const SAMPLE_RATE: u32 = 16_000;
 
-/// Loads and optimizes every network [`diarize()`] and [`OnlineDiarizer`] run with their
-/// default settings (Silero VAD, segmentation-3.0, CAM++ at each length up to their embedding
-/// cap), so that the first stretch of audio to need one does not wait for it: about half a
-/// second of one core per network and length, some 3 s in all. A server calls it as it starts;
-/// a caller that needs a network while this runs waits for the same plan rather than building
-/// it twice.
+/// Reads the weights of every network [`diarize()`] and [`OnlineDiarizer`] run (Silero VAD,
+/// segmentation-3.0, CAM++), so that the first stretch of audio to need one does not wait for
+/// it (a fraction of a second of one core in all). A server calls it as it starts; a caller
+/// that needs a network while this runs waits for the same weights rather than reading them
+/// twice.
 pub fn warm_up() -> Result<(), VoiceError> {
     vad::network()?;
     segment::network()?;
-    let cap = DiarizeParams::default()
-        .embed_cap_frames
-        .max(OnlineParams::default().embed_cap_frames);
-    embed::warm_up(cap)
+    embed::network().map(|_| ())
 }
 
 /// Why a network could not be loaded or run.

@@ -160,8 +160,9 @@ fn campp_embeddings_match_the_torch_model() {
             .zip(&want)
             .map(|(a, b)| (a - b).abs())
             .fold(0.0f32, f32::max);
+        // Computed here, within 6e-6 of torch (tract's run was within 2e-3).
         assert!(
-            dot > 0.9999 && worst < 2e-3,
+            dot > 0.99999 && worst < 1e-4,
             "{n} frames at {start}: cosine {dot}, largest difference {worst}"
         );
         got_all.push(got);
