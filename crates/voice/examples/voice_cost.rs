@@ -12,7 +12,7 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use attune_voice::embed::{TractCamPlus, EMBED_LENGTHS};
+use attune_voice::embed::{mean_subtracted, TractCamPlus, EMBED_LENGTHS};
 use attune_voice::fbank::{fbank, FbankFrame};
 use attune_voice::whisper::mel::log_mel_padded;
 use attune_voice::whisper::WINDOW_SAMPLES;
@@ -77,16 +77,7 @@ fn main() {
         println!("cam++ {len} frames: {:.1} ms", e * 1000.0);
         // tract's run of the same graph on the same input (mean-subtracted like the embedder's).
         let tract = TractCamPlus::new(len).expect("tract plans the graph");
-        let mut mean = [0.0f32; 80];
-        for f in &frames[..len] {
-            for (m, v) in mean.iter_mut().zip(f) {
-                *m += v / len as f32;
-            }
-        }
-        let input: Vec<f32> = frames[..len]
-            .iter()
-            .flat_map(|f| f.iter().zip(&mean).map(|(v, m)| v - m))
-            .collect();
+        let input = mean_subtracted(&frames[..len]);
         let t = per_call(n, || {
             tract.run(&input).expect("tract runs");
         });

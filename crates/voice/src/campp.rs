@@ -656,6 +656,13 @@ fn place(
     }
 }
 
+/// `out = x w + bias` for `rows` contiguous rows of `x`.
+fn linear(x: &[f32], rows: usize, w: &Packed, bias: &[f32], out: &mut Vec<f32>) {
+    fill_bias(out, rows, bias);
+    let inputs = x.len() / rows.max(1);
+    matmul_packed(out, bias.len(), View::rows(x, rows, inputs), w.all(), true);
+}
+
 fn relu(x: &mut [f32]) {
     for v in x {
         *v = v.max(0.0);
@@ -742,22 +749,20 @@ fn cam_layer(layer: &CamLayer, dilation: usize, frames: usize, width: usize, s: 
             *v += (w / frames as f64) as f32;
         }
     }
-    fill_bias(&mut s.gate_hidden, segments, &layer.gate1_bias);
-    matmul_packed(
+    linear(
+        &s.context,
+        segments,
+        &layer.gate1,
+        &layer.gate1_bias,
         &mut s.gate_hidden,
-        GATE_HIDDEN,
-        View::rows(&s.context, segments, BOTTLENECK),
-        layer.gate1.all(),
-        true,
     );
     relu(&mut s.gate_hidden);
-    fill_bias(&mut s.gate, segments, &layer.gate2_bias);
-    matmul_packed(
+    linear(
+        &s.gate_hidden,
+        segments,
+        &layer.gate2,
+        &layer.gate2_bias,
         &mut s.gate,
-        GROWTH,
-        View::rows(&s.gate_hidden, segments, GATE_HIDDEN),
-        layer.gate2.all(),
-        true,
     );
     for v in s.gate.iter_mut() {
         *v = sigmoid(*v);
@@ -773,25 +778,8 @@ fn cam_layer(layer: &CamLayer, dilation: usize, frames: usize, width: usize, s: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fbank::{fbank, FbankFrame};
-
-    fn mean_subtracted(frames: &[FbankFrame]) -> Vec<f32> {
-        let mut mean = [0.0f64; FBANK_BINS];
-        for f in frames {
-            for (m, &v) in mean.iter_mut().zip(f) {
-                *m += v as f64;
-            }
-        }
-        frames
-            .iter()
-            .flat_map(|f| {
-                f.iter()
-                    .zip(&mean)
-                    .map(|(&v, &m)| v - (m / frames.len() as f64) as f32)
-                    .collect::<Vec<_>>()
-            })
-            .collect()
-    }
+    use crate::embed::mean_subtracted;
+    use crate::fbank::fbank;
 
     /// Our forward pass against tract's run of the same ONNX file: on the telephone call at the
     /// lengths the embedder uses and at odd ones (a last, short context segment; an odd number

@@ -65,6 +65,23 @@ pub fn embed_length(available: usize, cap: usize) -> Option<usize> {
     EMBED_LENGTHS.iter().rev().copied().find(|&l| l <= n)
 }
 
+/// `frames` as CAM++ reads them: row-major `frames x 80`, each bin's mean over the stretch
+/// subtracted.
+pub fn mean_subtracted(frames: &[FbankFrame]) -> Vec<f32> {
+    let mut mean = [0.0f64; FBANK_BINS];
+    for f in frames {
+        for (m, v) in mean.iter_mut().zip(f) {
+            *m += *v as f64;
+        }
+    }
+    let n = frames.len().max(1) as f64;
+    let mut input = Vec::with_capacity(frames.len() * FBANK_BINS);
+    for f in frames {
+        input.extend(f.iter().zip(&mean).map(|(v, m)| v - (m / n) as f32));
+    }
+    input
+}
+
 /// Speaker embeddings of filterbank stretches.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SpeakerEmbedder;
@@ -83,21 +100,7 @@ impl SpeakerEmbedder {
             return Ok(None);
         };
         let start = (frames.len() - len) / 2;
-        let used = &frames[start..start + len];
-        let mut mean = [0.0f64; FBANK_BINS];
-        for f in used {
-            for (m, v) in mean.iter_mut().zip(f) {
-                *m += *v as f64;
-            }
-        }
-        let mut input = Vec::with_capacity(len * FBANK_BINS);
-        for f in used {
-            input.extend(
-                f.iter()
-                    .zip(&mean)
-                    .map(|(v, m)| v - (m / len as f64) as f32),
-            );
-        }
+        let input = mean_subtracted(&frames[start..start + len]);
         let raw = network()?.forward(&input);
         let norm = raw.iter().map(|v| v * v).sum::<f32>().sqrt();
         if !(norm.is_finite() && norm > 0.0) {
