@@ -2,7 +2,7 @@
 //! so that the same voice lands near itself whatever is said.
 //!
 //! Input is Kaldi filterbank frames ([`crate::fbank`]) of one speaker, mean-subtracted over the
-//! stretch, as CAM++ was trained. The network is computed here ([`crate::campp`]) from the
+//! stretch, as CAM++ was trained. The network is computed here (`campp.rs`) from the
 //! committed ONNX file's weights, read once per process. A stretch is cut to the longest of a
 //! few lengths ([`EMBED_LENGTHS`]) it covers, around its middle: the lengths tract once needed
 //! plans for, kept so that the same audio gives the same embeddings (and turns) as before.
