@@ -97,7 +97,7 @@ pub(crate) fn matmul(
 }
 
 /// Columns per panel of a [`Packed`] matrix.
-const PANEL: usize = 32;
+pub(crate) const PANEL: usize = 32;
 /// Accumulator vectors a block of the product holds in registers (of the 32 on AVX-512).
 const ACCUMULATORS: usize = 12;
 

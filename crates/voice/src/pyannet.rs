@@ -28,7 +28,7 @@
 //! tract's run of the same ONNX file.
 
 use crate::layers::{lstm_step, recurrent_panels, Weights, GATES, HIDDEN};
-use crate::matmul::{matmul, View};
+use crate::matmul::{matmul, matmul_packed, Packed, View};
 use crate::VoiceError;
 use std::cell::RefCell;
 
@@ -66,8 +66,9 @@ struct Conv {
 
 /// One bidirectional LSTM layer.
 struct Lstm {
-    /// Input weights of both directions, `1024 x inputs` (ONNX `W`, directions stacked).
-    input_weights: Vec<f32>,
+    /// Input weights of both directions (ONNX `W`, directions stacked, `1024 x inputs`)
+    /// transposed to `inputs x 1024` and packed once.
+    input_weights: Packed,
     inputs: usize,
     /// Per direction, the recurrent weights transposed and cut into panels of `layers::PANEL`
     /// gates: panel `p`, row `j` holds unit `j`'s weights into gates `p * PANEL..`, so that a
@@ -77,12 +78,18 @@ struct Lstm {
     bias: Vec<f32>,
 }
 
-/// A linear layer, `inputs x outputs` row-major.
+/// A linear layer: `inputs x outputs` weights, packed once when `outputs` makes whole
+/// panels (the two hidden layers), row-major otherwise (the 7 classes).
 struct Linear {
-    weights: Vec<f32>,
+    weights: LinearWeights,
     bias: Vec<f32>,
     inputs: usize,
     outputs: usize,
+}
+
+enum LinearWeights {
+    Packed(Packed),
+    Rows(Vec<f32>),
 }
 
 /// The network's weights.
@@ -176,7 +183,14 @@ impl PyanNet {
         let mut lstm = Vec::new();
         for (b, inputs) in [(783, 60), (826, 256), (869, 256), (912, 256)] {
             let biases = take(&format!("onnx::LSTM_{b}"), &[2, 2 * GATES])?;
-            let input_weights = take(&format!("onnx::LSTM_{}", b + 1), &[2, GATES, inputs])?;
+            let onnx_w = take(&format!("onnx::LSTM_{}", b + 1), &[2, GATES, inputs])?;
+            let mut input_weights = vec![0.0f32; inputs * 2 * GATES];
+            for (g, row) in onnx_w.chunks_exact(inputs).enumerate() {
+                for (i, &v) in row.iter().enumerate() {
+                    input_weights[i * 2 * GATES + g] = v;
+                }
+            }
+            let input_weights = Packed::new(&input_weights, inputs, 2 * GATES);
             let recurrent = take(&format!("onnx::LSTM_{}", b + 2), &[2, GATES, HIDDEN])?;
             let transpose = |d: usize| {
                 recurrent_panels(&recurrent[d * GATES * HIDDEN..(d + 1) * GATES * HIDDEN])
@@ -196,8 +210,14 @@ impl PyanNet {
             });
         }
         let mut linear = |w: &str, b: &str, inputs: usize, outputs: usize| {
+            let weights = take(w, &[inputs, outputs])?;
+            let weights = if outputs.is_multiple_of(crate::matmul::PANEL) {
+                LinearWeights::Packed(Packed::new(&weights, inputs, outputs))
+            } else {
+                LinearWeights::Rows(weights)
+            };
             Ok::<_, VoiceError>(Linear {
-                weights: take(w, &[inputs, outputs])?,
+                weights,
                 bias: take(b, &[outputs])?,
                 inputs,
                 outputs,
@@ -305,11 +325,11 @@ impl PyanNet {
             for _ in 0..frames {
                 s.gates.extend_from_slice(&layer.bias);
             }
-            matmul(
+            matmul_packed(
                 &mut s.gates,
                 2 * GATES,
                 View::rows(&s.x, frames, layer.inputs),
-                View::transposed(&layer.input_weights, layer.inputs, 2 * GATES),
+                layer.input_weights.all(),
                 true,
             );
             s.y.clear();
@@ -473,13 +493,17 @@ fn linear(x: &[f32], frames: usize, layer: &Linear, out: &mut Vec<f32>, leaky: b
     for _ in 0..frames {
         out.extend_from_slice(&layer.bias);
     }
-    matmul(
-        out,
-        layer.outputs,
-        View::rows(x, frames, layer.inputs),
-        View::rows(&layer.weights, layer.inputs, layer.outputs),
-        true,
-    );
+    let x = View::rows(x, frames, layer.inputs);
+    match &layer.weights {
+        LinearWeights::Packed(w) => matmul_packed(out, layer.outputs, x, w.all(), true),
+        LinearWeights::Rows(w) => matmul(
+            out,
+            layer.outputs,
+            x,
+            View::rows(w, layer.inputs, layer.outputs),
+            true,
+        ),
+    }
     if leaky {
         for v in out.iter_mut() {
             if *v < 0.0 {
