@@ -34,7 +34,7 @@
 
 use crate::fbank::FBANK_BINS;
 use crate::layers::{sigmoid, Weights};
-use crate::matmul::{matmul_packed, Packed, View};
+use crate::matmul::{matmul_packed, transpose, Packed, View};
 use crate::VoiceError;
 use std::cell::RefCell;
 
@@ -180,17 +180,6 @@ fn affine(
         })
         .unzip();
     Ok(Affine { scale, shift })
-}
-
-/// ONNX's `out x in x 1` as `in x out`.
-fn transpose(raw: &[f32], outputs: usize, inputs: usize) -> Vec<f32> {
-    let mut t = vec![0.0f32; inputs * outputs];
-    for o in 0..outputs {
-        for i in 0..inputs {
-            t[i * outputs + o] = raw[o * inputs + i];
-        }
-    }
-    t
 }
 
 fn conv2d(

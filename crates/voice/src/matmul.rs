@@ -96,6 +96,18 @@ pub(crate) fn matmul(
     general_mat_mul(1.0, &a, &b, if accumulate { 1.0 } else { 0.0 }, &mut c);
 }
 
+/// ONNX's `out x in` weights (a linear layer's, or a 1-tap convolution's `out x in x 1`) as
+/// the `in x out` right operand of a product.
+pub(crate) fn transpose(raw: &[f32], outputs: usize, inputs: usize) -> Vec<f32> {
+    let mut t = vec![0.0f32; inputs * outputs];
+    for o in 0..outputs {
+        for i in 0..inputs {
+            t[i * outputs + o] = raw[o * inputs + i];
+        }
+    }
+    t
+}
+
 /// Columns per panel of a [`Packed`] matrix.
 pub(crate) const PANEL: usize = 32;
 /// Accumulator vectors a block of the product holds in registers (of the 32 on AVX-512).

@@ -28,7 +28,7 @@
 //! tract's run of the same ONNX file.
 
 use crate::layers::{lstm_step, recurrent_panels, Weights, GATES, HIDDEN};
-use crate::matmul::{matmul, matmul_packed, Packed, View};
+use crate::matmul::{matmul, matmul_packed, transpose, Packed, View};
 use crate::VoiceError;
 use std::cell::RefCell;
 
@@ -184,13 +184,8 @@ impl PyanNet {
         for (b, inputs) in [(783, 60), (826, 256), (869, 256), (912, 256)] {
             let biases = take(&format!("onnx::LSTM_{b}"), &[2, 2 * GATES])?;
             let onnx_w = take(&format!("onnx::LSTM_{}", b + 1), &[2, GATES, inputs])?;
-            let mut input_weights = vec![0.0f32; inputs * 2 * GATES];
-            for (g, row) in onnx_w.chunks_exact(inputs).enumerate() {
-                for (i, &v) in row.iter().enumerate() {
-                    input_weights[i * 2 * GATES + g] = v;
-                }
-            }
-            let input_weights = Packed::new(&input_weights, inputs, 2 * GATES);
+            let input_weights =
+                Packed::new(&transpose(&onnx_w, 2 * GATES, inputs), inputs, 2 * GATES);
             let recurrent = take(&format!("onnx::LSTM_{}", b + 2), &[2, GATES, HIDDEN])?;
             let transpose = |d: usize| {
                 recurrent_panels(&recurrent[d * GATES * HIDDEN..(d + 1) * GATES * HIDDEN])
