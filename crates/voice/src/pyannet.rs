@@ -187,7 +187,7 @@ impl PyanNet {
             let input_weights =
                 Packed::new(&transpose(&onnx_w, 2 * GATES, inputs), inputs, 2 * GATES);
             let recurrent = take(&format!("onnx::LSTM_{}", b + 2), &[2, GATES, HIDDEN])?;
-            let transpose = |d: usize| {
+            let panels = |d: usize| {
                 recurrent_panels(&recurrent[d * GATES * HIDDEN..(d + 1) * GATES * HIDDEN])
             };
             let bias = (0..2 * GATES)
@@ -196,7 +196,7 @@ impl PyanNet {
                     biases[d * 2 * GATES + g] + biases[d * 2 * GATES + GATES + g]
                 })
                 .collect();
-            let recurrent_t = [transpose(0), transpose(1)];
+            let recurrent_t = [panels(0), panels(1)];
             lstm.push(Lstm {
                 input_weights,
                 inputs,
